@@ -375,6 +375,38 @@ impl Store {
         text: &str,
         default_time_ms: Option<i64>,
     ) -> Ingested {
+        self.ingest_inner(target, text, default_time_ms, false)
+    }
+
+    /// Stores, at `time_ms`, only the samples of a scrape that carry no
+    /// timestamp of their own: the second pass after an [`Store::ingest`]
+    /// without a default time reported [`Ingested::untimed`] samples and a
+    /// fallback time was found. Merges into `first` and returns it.
+    pub fn ingest_untimed(
+        &mut self,
+        target: TargetId,
+        text: &str,
+        time_ms: i64,
+        first: Ingested,
+    ) -> Ingested {
+        let second = self.ingest_inner(target, text, Some(time_ms), true);
+        let mut out = first;
+        out.samples += second.samples;
+        out.untimed = 0;
+        out.time_range = match (out.time_range, second.time_range) {
+            (Some(a), Some(b)) => Some((a.0.min(b.0), a.1.max(b.1))),
+            (a, b) => a.or(b),
+        };
+        out
+    }
+
+    fn ingest_inner(
+        &mut self,
+        target: TargetId,
+        text: &str,
+        default_time_ms: Option<i64>,
+        only_untimed: bool,
+    ) -> Ingested {
         let mut out = Ingested::default();
         let mut parser = Parser::new(text);
         let mut min_t = i64::MAX;
@@ -394,6 +426,7 @@ impl Store {
                 }
                 Event::Sample(sample) => {
                     let time = match (sample.timestamp_ms, default_time_ms) {
+                        (Some(_), _) if only_untimed => continue,
                         (Some(t), _) => {
                             out.timestamped += 1;
                             if own_times.last() != Some(&t) {
