@@ -1,1 +1,15 @@
-//! it
+//! The one integration-test binary (see ARCHITECTURE.md, "Testing").
+
+/// Fixture builders: scrapes over time, archives, temporary folders.
+mod support;
+
+/// Bundle cases: containers, manifest, names, limits, bad input.
+mod bundle;
+/// The `vllm-lens` binary: commands, JSON shape, exit codes.
+mod cli;
+/// Data-driven parser cases: `tests/data/expo/*` against `*.expect`.
+mod parse;
+/// Keeps the decision to write our own parser honest: what `prometheus-parse` loses.
+mod prometheus_parse;
+/// Codebase rules checked as tests.
+mod tidy;

@@ -85,6 +85,18 @@ pub enum TimeSource {
     Mtime,
 }
 
+impl TimeSource {
+    /// `manifest`, `name`, `samples` or `mtime`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TimeSource::Manifest => "manifest",
+            TimeSource::Name => "name",
+            TimeSource::Samples => "samples",
+            TimeSource::Mtime => "mtime",
+        }
+    }
+}
+
 /// A bundle read into the store.
 #[derive(Debug)]
 pub struct Loaded {
@@ -238,17 +250,22 @@ pub fn load(input: Input<'_>, options: &Options) -> Result<Loaded, Error> {
             None => String::new(),
         };
         let manifest_target = entry.and_then(|e| e.target.clone());
+        // A time in the file name: what is left of the name, else the
+        // folder. A time in the folder name: the file name. No time in any
+        // name: the folder, else the file name.
         let target = manifest_target.clone().or_else(|| {
-            if !name_rest.is_empty() {
-                Some(name_rest)
-            } else if name_time.is_none() && parent_time.is_none() && parent.is_none() {
-                // A file named without a time at the root: its name is the
-                // target (the time must come from inside or from the mtime).
+            if name_time.is_some() {
+                if name_rest.is_empty() {
+                    parent.map(str::to_string)
+                } else {
+                    Some(name_rest)
+                }
+            } else if parent_time.is_some() {
                 Some(file_stem.to_string())
-            } else if parent_time.is_none() {
-                parent.map(str::to_string)
             } else {
-                None
+                parent
+                    .map(str::to_string)
+                    .or_else(|| Some(file_stem.to_string()))
             }
         });
         plans.push(Plan {

@@ -1,1 +1,50 @@
-//! placeholder
+/*!
+The sans-IO core of vLLM Lens. It never opens a file, reads a clock, starts a
+thread or touches the network: the shells (the CLI and the WASM page) hand it
+bytes and settings and get back data models and rendered text.
+
+The pipeline: bundle ([`bundle`]) → exposition parser ([`expo`]) → series
+store ([`store`]) → the models built here. Today that is the bundle
+inventory of [`inspect`]; rates, analyses and the report follow.
+
+# Brief overview
+
+* [`load`] reads an [`Input`] into a [`Loaded`] bundle (re-exported from
+  [`bundle`]).
+* [`inspect::Inspect`] is the serialisable inventory behind
+  `vllm-lens inspect`: targets, families, diagnostics, sample counts.
+* [`time::format_rfc3339`] prints times for humans without a clock.
+
+# Example
+
+```
+use vllm_lens_core::{Input, Options, inspect::Inspect, load};
+
+let text = b"# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 3\n";
+let loaded = load(
+    Input::Bytes { name: "1767225600000-vllm.prom", bytes: text, mtime_ms: None },
+    &Options::default(),
+)?;
+let inventory = Inspect::new("1767225600000-vllm.prom", &loaded);
+assert_eq!(inventory.targets[0].name, "vllm");
+assert_eq!(inventory.targets[0].kind, "vllm");
+assert_eq!(inventory.families[0].name, "vllm:num_requests_running");
+assert_eq!(inventory.samples, 1);
+# Ok::<(), vllm_lens_core::Error>(())
+```
+*/
+#![deny(missing_docs)]
+
+pub mod inspect;
+pub mod time;
+
+pub use vllm_lens_bundle as bundle;
+pub use vllm_lens_bundle::{
+    Diagnostic, Error, ErrorKind, FileInfo, FileSource, Input, Limits, Loaded, MemoryFiles,
+    Options, Severity, load,
+};
+pub use vllm_lens_expo as expo;
+pub use vllm_lens_store as store;
+
+/// The tool's version, as printed in reports.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -302,6 +302,7 @@ pub struct Store {
     label_set_ids: FxHashMap<Box<[(Sym, Sym)]>, LabelSetId>,
     families: Vec<Family>,
     family_ids: FxHashMap<String, FamilyId>,
+    underscored: FxHashMap<String, FamilyId>,
     series: Vec<Series>,
     series_ids: FxHashMap<(TargetId, Sym, LabelSetId), SeriesId>,
     targets: Vec<Target>,
@@ -341,6 +342,8 @@ impl Store {
                 own.push((self.strings.intern(k), self.strings.intern(v)));
             }
         }
+        let strings = &self.strings;
+        own.sort_by(|a, b| strings.resolve(a.0).cmp(strings.resolve(b.0)));
         self.targets.push(Target {
             name: name.to_string(),
             kind,
@@ -541,6 +544,9 @@ impl Store {
         unit: Option<&str>,
     ) {
         let id = self.family_id(name);
+        if kind.is_some() && name.contains(':') {
+            self.underscored.entry(name.replace(':', "_")).or_insert(id);
+        }
         let family = &mut self.families[id.0 as usize];
         if let Some(kind) = kind {
             if !family.declared {
@@ -586,10 +592,23 @@ impl Store {
         id
     }
 
+    /// The declared family `name` names: exactly, or with `:` written as `_`
+    /// (OpenMetrics from recent `prometheus_client` declares
+    /// `vllm:request_success` and prints samples as `vllm_request_success_total`).
+    fn declared(&self, name: &str) -> Option<FamilyId> {
+        let declared = |id: &FamilyId| self.families[id.0 as usize].declared;
+        if let Some(id) = self.family_ids.get(name).filter(|id| declared(id)) {
+            return Some(*id);
+        }
+        if name.contains(':') {
+            return None;
+        }
+        self.underscored.get(name).copied()
+    }
+
     fn declared_kind(&self, name: &str) -> Option<MetricType> {
-        let id = self.family_ids.get(name)?;
-        let family = &self.families[id.0 as usize];
-        family.declared.then_some(family.kind)
+        self.declared(name)
+            .map(|id| self.families[id.0 as usize].kind)
     }
 
     /// True when `base` names a counter, histogram or summary, so that
@@ -609,7 +628,8 @@ impl Store {
     /// Decides the family and role of a sample name.
     fn classify(&mut self, name: &str, labels: &Labels<'_>) -> (FamilyId, Role) {
         use MetricType as T;
-        if let Some(kind) = self.declared_kind(name) {
+        if let Some(id) = self.declared(name) {
+            let kind = self.families[id.0 as usize].kind;
             let role = match kind {
                 T::Counter if name.ends_with("_total") => Role::Total,
                 T::Summary if labels.iter().any(|l| l.name == "quantile") => Role::Quantile,
@@ -623,7 +643,7 @@ impl Store {
                 }
                 _ => Role::Value,
             };
-            return (self.family_id(name), role);
+            return (id, role);
         }
         const SUFFIXES: [(&str, Role, &[MetricType]); 8] = [
             ("_bucket", Role::Bucket, &[T::Histogram, T::GaugeHistogram]),
@@ -641,9 +661,10 @@ impl Store {
         ];
         for (suffix, role, kinds) in SUFFIXES {
             if let Some(base) = name.strip_suffix(suffix)
-                && self.declared_kind(base).is_some_and(|k| kinds.contains(&k))
+                && let Some(id) = self.declared(base)
+                && kinds.contains(&self.families[id.0 as usize].kind)
             {
-                return (self.family_id(base), role);
+                return (id, role);
             }
         }
         let role = if name

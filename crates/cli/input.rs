@@ -1,0 +1,102 @@
+//! Reading a bundle from the file system or stdin: the only file IO on the
+//! way into the core.
+
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use anyhow::Context;
+use vllm_lens_core::{FileInfo, FileSource, Input, Loaded, Options, load};
+
+/// Loads `arg`: a file, a folder, or `-` for stdin.
+pub fn load_path(arg: &str, options: &Options) -> anyhow::Result<Loaded> {
+    if arg == "-" {
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .context("reading stdin")?;
+        let input = Input::Bytes {
+            name: "stdin",
+            bytes: &bytes,
+            mtime_ms: None,
+        };
+        return Ok(load(input, options)?);
+    }
+    let path = Path::new(arg);
+    let meta = fs::metadata(path).with_context(|| format!("{arg}: cannot be opened"))?;
+    if meta.is_dir() {
+        let mut source = DirFiles::scan(path, options.limits.max_members)?;
+        return Ok(load(Input::Files(&mut source), options)?);
+    }
+    let bytes = fs::read(path).with_context(|| format!("{arg}: cannot be read"))?;
+    let input = Input::Bytes {
+        name: arg,
+        bytes: &bytes,
+        mtime_ms: mtime_ms(&meta),
+    };
+    Ok(load(input, options)?)
+}
+
+fn mtime_ms(meta: &fs::Metadata) -> Option<i64> {
+    let modified = meta.modified().ok()?;
+    let d = modified.duration_since(UNIX_EPOCH).ok()?;
+    i64::try_from(d.as_millis()).ok()
+}
+
+/// A folder's files, read when the core asks for them.
+struct DirFiles {
+    root: PathBuf,
+    files: Vec<FileInfo>,
+}
+
+impl DirFiles {
+    fn scan(root: &Path, max_files: usize) -> anyhow::Result<DirFiles> {
+        let mut files = Vec::new();
+        let mut stack = vec![root.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            let entries = fs::read_dir(&dir)
+                .with_context(|| format!("{}: cannot be listed", dir.display()))?;
+            for entry in entries {
+                let entry =
+                    entry.with_context(|| format!("{}: cannot be listed", dir.display()))?;
+                let kind = entry.file_type()?;
+                let path = entry.path();
+                if kind.is_dir() {
+                    stack.push(path);
+                } else if kind.is_file() {
+                    let meta = entry.metadata()?;
+                    let rel = path.strip_prefix(root).unwrap_or(&path);
+                    let rel = rel.to_string_lossy().replace('\\', "/");
+                    files.push(FileInfo {
+                        path: rel,
+                        size: meta.len(),
+                        mtime_ms: mtime_ms(&meta),
+                    });
+                    if files.len() > max_files {
+                        anyhow::bail!(
+                            "{}: more than {max_files} files; raise --max-files if this is really one capture",
+                            root.display()
+                        );
+                    }
+                }
+            }
+        }
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(DirFiles {
+            root: root.to_path_buf(),
+            files,
+        })
+    }
+}
+
+impl FileSource for DirFiles {
+    fn files(&self) -> &[FileInfo] {
+        &self.files
+    }
+
+    fn read(&mut self, index: usize) -> Result<Vec<u8>, String> {
+        let info = self.files.get(index).ok_or("no such file")?;
+        fs::read(self.root.join(&info.path)).map_err(|e| format!("cannot be read: {e}"))
+    }
+}

@@ -1,0 +1,168 @@
+//! The `vllm-lens` binary as a user runs it: commands, JSON shape, exit
+//! codes and messages.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use crate::support::{capture_80, temp_dir, write_tree, zip};
+
+fn lens(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_vllm-lens"));
+    cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    });
+    let mut child = cmd.spawn().expect("vllm-lens runs");
+    if let Some(bytes) = stdin {
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(bytes)
+            .expect("write stdin");
+    }
+    child.wait_with_output().expect("vllm-lens finishes")
+}
+
+fn json(output: &Output) -> serde_json::Value {
+    assert!(
+        output.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("stdout is JSON")
+}
+
+#[test]
+fn inspect_json_has_the_documented_fields() {
+    let dir = temp_dir("cli-inspect-json");
+    let path = dir.join("capture.zip");
+    std::fs::write(&path, zip(&capture_80(), true)).expect("write zip");
+    let v = json(&lens(
+        &["inspect", path.to_str().expect("utf-8 path"), "--json"],
+        None,
+    ));
+    let targets = v["targets"].as_array().expect("targets[]");
+    assert_eq!(targets.len(), 2);
+    for t in targets {
+        for key in ["name", "kind", "scrapes", "first_ms", "last_ms"] {
+            assert!(t.get(key).is_some(), "targets[].{key} missing in {t}");
+        }
+        assert_eq!(t["scrapes"], 40);
+        assert_eq!(t["first_ms"], 1_767_225_600_000i64);
+        assert_eq!(t["last_ms"], 1_767_225_600_000i64 + 39 * 15_000);
+    }
+    assert_eq!(targets[0]["kind"], "dcgm");
+    assert_eq!(targets[1]["kind"], "vllm");
+    let families = v["families"].as_array().expect("families[]");
+    let ttft = families
+        .iter()
+        .find(|f| f["name"] == "vllm:time_to_first_token_seconds")
+        .expect("TTFT family listed");
+    assert_eq!(ttft["type"], "histogram");
+    assert_eq!(ttft["series"], 50);
+    assert!(
+        v["diagnostics"]
+            .as_array()
+            .expect("diagnostics[]")
+            .is_empty()
+    );
+    assert_eq!(v["samples"], 29_280);
+}
+
+#[test]
+fn a_folder_reads_like_the_zip_of_it() {
+    let dir = temp_dir("cli-inspect-dir");
+    write_tree(&dir, &capture_80());
+    let v = json(&lens(
+        &["inspect", dir.to_str().expect("utf-8 path"), "--json"],
+        None,
+    ));
+    assert_eq!(v["bundle"]["container"], "files");
+    assert_eq!(v["samples"], 29_280);
+    assert_eq!(v["targets"][1]["scrapes"], 40);
+}
+
+#[test]
+fn stdin_is_a_single_scrape() {
+    let text =
+        b"# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 3 1767225600000\n";
+    let v = json(&lens(&["inspect", "-", "--json"], Some(text)));
+    assert_eq!(v["targets"][0]["kind"], "vllm");
+    assert_eq!(v["targets"][0]["first_ms"], 1_767_225_600_000i64);
+}
+
+#[test]
+fn text_output_lists_targets_and_diagnostics() {
+    let dir = temp_dir("cli-inspect-text");
+    write_tree(
+        &dir,
+        &[(
+            "vllm/1767225600000.prom".into(),
+            crate::support::read("expo/three-bad-lines.prom").into_bytes(),
+        )],
+    );
+    let out = lens(&["inspect", dir.to_str().expect("utf-8 path")], None);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    assert!(text.contains("targets (1)"), "{text}");
+    assert!(
+        text.contains("vllm/1767225600000.prom:3: malformed labels"),
+        "{text}"
+    );
+    assert!(text.contains("diagnostics (3)"), "{text}");
+}
+
+#[test]
+fn unusable_input_exits_2_and_names_the_file() {
+    let dir = temp_dir("cli-inspect-bad");
+    let path = dir.join("broken.zip");
+    let z = zip(&capture_80(), true);
+    std::fs::write(&path, &z[..z.len() / 3]).expect("write");
+    let out = lens(&["inspect", path.to_str().expect("utf-8 path")], None);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("broken.zip: damaged archive"), "{err}");
+
+    let out = lens(&["inspect", "/nonexistent/capture.zip"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("/nonexistent/capture.zip: cannot be opened")
+    );
+
+    let empty = dir.join("empty.zip");
+    std::fs::write(&empty, zip(&[], true)).expect("write");
+    let out = lens(&["inspect", empty.to_str().expect("utf-8 path")], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no scrapes found"));
+}
+
+#[test]
+fn limits_are_configurable_from_the_command_line() {
+    let dir = temp_dir("cli-limits");
+    let path = dir.join("capture.zip");
+    std::fs::write(&path, zip(&capture_80(), true)).expect("write zip");
+    let out = lens(
+        &[
+            "inspect",
+            path.to_str().expect("utf-8 path"),
+            "--max-bytes",
+            "1MiB",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("beyond the 1 MiB limit"));
+    let out = lens(
+        &[
+            "inspect",
+            path.to_str().expect("utf-8 path"),
+            "--max-files",
+            "10",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+}

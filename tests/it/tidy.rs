@@ -1,0 +1,135 @@
+//! Codebase rules checked as tests: module docs, the sans-IO core, the
+//! architecture map, the README contract.
+
+use std::path::{Path, PathBuf};
+
+use crate::support::root;
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if !path.ends_with("target") {
+                rust_files(&path, out);
+            }
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The crates that form the sans-IO core.
+const CORE_CRATES: [&str; 4] = [
+    "crates/expo",
+    "crates/store",
+    "crates/bundle",
+    "crates/core",
+];
+
+#[test]
+fn every_rust_file_starts_with_a_module_doc() {
+    let mut files = Vec::new();
+    for dir in ["crates", "tests", "web"] {
+        rust_files(&root().join(dir), &mut files);
+    }
+    assert!(files.len() > 10);
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("readable");
+        assert!(
+            text.starts_with("//!") || text.starts_with("/*!"),
+            "{} does not start with a `//!` module doc",
+            file.display()
+        );
+    }
+}
+
+#[test]
+fn the_core_does_no_io() {
+    let forbidden = [
+        "std::fs",
+        "std::net",
+        "std::thread",
+        "std::process",
+        "std::env",
+        "SystemTime",
+        "Instant::now",
+        "println!",
+        "eprintln!",
+        "print!(",
+        "dbg!(",
+    ];
+    for krate in CORE_CRATES {
+        let mut files = Vec::new();
+        rust_files(&root().join(krate).join("src"), &mut files);
+        for file in files {
+            let text = std::fs::read_to_string(&file).expect("readable");
+            // Unit tests may print; the rule is for the library code.
+            let code = text.split("#[cfg(test)]").next().unwrap_or(&text);
+            for word in forbidden {
+                assert!(
+                    !code.contains(word),
+                    "{} uses `{word}`: the core must stay sans-IO",
+                    file.display()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn architecture_md_maps_every_crate_and_folder() {
+    let doc = std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let mut dirs: Vec<String> = std::fs::read_dir(root().join("crates"))
+        .expect("crates/")
+        .flatten()
+        .map(|e| format!("crates/{}", e.file_name().to_string_lossy()))
+        .collect();
+    dirs.extend(["web", "samples", "tests", "docs", "scripts", ".ci"].map(String::from));
+    for dir in dirs {
+        assert!(
+            doc.contains(&format!("`{dir}`")),
+            "ARCHITECTURE.md does not map `{dir}`"
+        );
+    }
+}
+
+#[test]
+fn readme_starts_with_two_commands_and_ci_runs_the_second() {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    let blocks: Vec<&str> = readme.split("```").collect();
+    assert!(blocks.len() >= 5, "README needs two fenced commands first");
+    let first = blocks[1].trim_start_matches("sh").trim();
+    let second = blocks[3].trim_start_matches("sh").trim();
+    assert_eq!(
+        first.lines().count(),
+        1,
+        "first command is one line: {first}"
+    );
+    assert_eq!(
+        second.lines().count(),
+        1,
+        "second command is one line: {second}"
+    );
+    let before_first = blocks[0];
+    assert!(
+        !before_first.contains("    "),
+        "nothing but a title and words before the commands"
+    );
+    let ci = std::fs::read_to_string(root().join(".ci/run")).expect(".ci/run");
+    assert!(
+        ci.lines().any(|l| l.trim() == second),
+        ".ci/run must run `{second}`"
+    );
+}
+
+#[test]
+fn core_crates_build_for_wasm_in_the_test_script() {
+    let script = std::fs::read_to_string(root().join("scripts/test.sh")).expect("scripts/test.sh");
+    assert!(
+        script.contains("--target wasm32-unknown-unknown"),
+        "scripts/test.sh must build the core for wasm32"
+    );
+}
