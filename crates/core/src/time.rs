@@ -21,8 +21,11 @@ pub fn format_duration(ms: i64) -> String {
     let s = ms / 1000;
     if s < 120 {
         format!("{s} s")
-    } else if s < 7200 {
-        format!("{} min", (s + 30) / 60)
+    } else if s < 3600 {
+        match s % 60 {
+            0 => format!("{} min", s / 60),
+            rem => format!("{} min {rem} s", s / 60),
+        }
     } else if s < 172_800 {
         let m = (s + 30) / 60;
         format!("{} h {} min", m / 60, m % 60)
@@ -66,6 +69,7 @@ mod tests {
     fn durations() {
         assert_eq!(format_duration(45_000), "45 s");
         assert_eq!(format_duration(600_000), "10 min");
+        assert_eq!(format_duration(585_000), "9 min 45 s");
         assert_eq!(format_duration(5_400_000), "1 h 30 min");
         assert_eq!(format_duration(86_400_000 * 3), "3 d 0 h");
     }

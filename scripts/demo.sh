@@ -1,0 +1,7 @@
+#!/bin/sh
+# Builds vllm-lens and runs it on the bundled sample capture.
+set -eu
+cd "$(dirname "$0")/.."
+
+scripts/setup.sh
+cargo run --release --quiet -- inspect samples/capture-fixture.zip
