@@ -505,11 +505,9 @@ fn modification_times_are_the_last_resort() {
         ],
         expect![[r#"
             files files=2 scrape_files=2 manifest=false
-            target a (vllm) scrapes=1 failed=0 series=1 2026-01-01T00:00:00Z..2026-01-01T00:00:00Z times=mtime labels=instance=a,job=vllm
-            target b (vllm) scrapes=1 failed=0 series=1 2026-01-01T00:00:15Z..2026-01-01T00:00:15Z times=mtime labels=instance=b,job=vllm
+            target vllm (vllm) scrapes=2 failed=0 series=1 2026-01-01T00:00:00Z..2026-01-01T00:00:15Z times=mtime labels=instance=vllm,job=vllm
             families=1 points=2
-            Warning: a: scrape times of `a` come from file modification times; name files by capture time for exact rates
-            Warning: b: scrape times of `b` come from file modification times; name files by capture time for exact rates
+            Warning: vllm: scrape times of `vllm` come from file modification times; name files by capture time for exact rates
         "#]],
     );
     files(
@@ -526,12 +524,7 @@ fn modification_times_are_the_last_resort() {
             ),
         ],
         expect![[r#"
-            files files=2 scrape_files=2 manifest=false
-            target a (vllm) scrapes=1 failed=0 series=1 2026-01-01T00:00:00Z..2026-01-01T00:00:00Z times=mtime labels=instance=a,job=vllm
-            target b (vllm) scrapes=1 failed=0 series=1 2026-01-01T00:00:00Z..2026-01-01T00:00:00Z times=mtime labels=instance=b,job=vllm
-            families=1 points=2
-            Warning: a: scrape times of `a` come from file modification times; name files by capture time for exact rates
-            Warning: b: scrape times of `b` come from file modification times; name files by capture time for exact rates
+            error: the scrapes cannot be ordered in time: the files carry no time in their names and share modification times (vllm/a.prom, vllm/b.prom); name each scrape file by its capture time, e.g. `vllm/1767225600123.prom` (Unix milliseconds), `1767225600123-vllm.prom` or `2026-07-27T22-55-00Z_dcgm.txt`, or add a manifest.json listing each file's time (see docs/bundle.md)
         "#]],
     );
 }
@@ -656,4 +649,40 @@ fn committed_fixture_sample_is_reproducible() {
         "samples/capture-fixture.zip differs from what the fixtures make; UPDATE_SAMPLES=1 to rewrite"
     );
     assert!(committed.len() < 3 << 20);
+}
+
+/// A hand-made zip whose files carry no time in their names: the zip's
+/// entry times order them, with a warning that they are local times.
+#[test]
+fn zip_entry_times_are_the_last_resort() {
+    let mut buf = std::io::Cursor::new(Vec::new());
+    {
+        let mut w = ::zip::ZipWriter::new(&mut buf);
+        for (i, name) in ["scrape-a.prom", "scrape-b.prom", "scrape-c.prom"]
+            .iter()
+            .enumerate()
+        {
+            let when = ::zip::DateTime::from_date_and_time(2026, 1, 1, 0, 0, 2 * i as u8 * 8)
+                .expect("date");
+            let options = ::zip::write::SimpleFileOptions::default().last_modified_time(when);
+            w.start_file(format!("vllm-0/{name}"), options)
+                .expect("entry");
+            std::io::Write::write_all(
+                &mut w,
+                format!("vllm:num_requests_running {i}\n").as_bytes(),
+            )
+            .expect("write");
+        }
+        w.finish().expect("finish");
+    }
+    bytes(
+        "handmade.zip",
+        &buf.into_inner(),
+        expect![[r#"
+            zip files=3 scrape_files=3 manifest=false
+            target vllm-0 (vllm) scrapes=3 failed=0 series=1 2026-01-01T00:00:00Z..2026-01-01T00:00:32Z times=mtime labels=instance=vllm-0,job=vllm
+            families=1 points=3
+            Warning: vllm-0: scrape times of `vllm-0` come from file modification times (zip times are the zipping machine's local time, 2 s resolution); name files by capture time for exact rates
+        "#]],
+    );
 }

@@ -251,8 +251,8 @@ pub fn load(input: Input<'_>, options: &Options) -> Result<Loaded, Error> {
         };
         let manifest_target = entry.and_then(|e| e.target.clone());
         // A time in the file name: what is left of the name, else the
-        // folder. A time in the folder name: the file name. No time in any
-        // name: the folder, else the file name.
+        // folder, else the kind. A time in the folder name: the file name.
+        // No time in any name: the folder, else the file name.
         let target = manifest_target.clone().or_else(|| {
             if name_time.is_some() {
                 if name_rest.is_empty() {
@@ -263,7 +263,15 @@ pub fn load(input: Input<'_>, options: &Options) -> Result<Loaded, Error> {
             } else if parent_time.is_some() {
                 Some(file_stem.to_string())
             } else {
+                // Files without any time: their folder, even when it is the
+                // one folder everything sits in (`vllm-0/scrape-a.prom`).
+                let wrapper = root
+                    .trim_end_matches('/')
+                    .rsplit('/')
+                    .next()
+                    .filter(|w| !w.is_empty());
                 parent
+                    .or(wrapper)
                     .map(str::to_string)
                     .or_else(|| Some(file_stem.to_string()))
             }

@@ -543,3 +543,6 @@ fn is_metric_name(s: &str) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod props;

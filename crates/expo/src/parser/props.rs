@@ -1,0 +1,117 @@
+//! Property tests: the parser is total on any input, and reads back exactly
+//! what a printer following the format writes.
+
+use proptest::prelude::*;
+
+use crate::{Event, Parser};
+
+/// Fragments that exercise every branch: names, braces, quotes, escapes,
+/// numbers, comments, whitespace, multi-byte characters.
+fn fragment() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("vllm:x".to_string()),
+        Just("a_b".to_string()),
+        Just("{".to_string()),
+        Just("}".to_string()),
+        Just("\"".to_string()),
+        Just("\\".to_string()),
+        Just("=".to_string()),
+        Just(",".to_string()),
+        Just(" ".to_string()),
+        Just("\t".to_string()),
+        Just("\n".to_string()),
+        Just("\r\n".to_string()),
+        Just("# HELP ".to_string()),
+        Just("# TYPE ".to_string()),
+        Just("# EOF".to_string()),
+        Just(" # {".to_string()),
+        Just("1.5e+010".to_string()),
+        Just("NaN".to_string()),
+        Just("-Inf".to_string()),
+        Just("1767225600123".to_string()),
+        Just("__name__".to_string()),
+        Just("世界".to_string()),
+        "[ -~]{0,6}",
+    ]
+}
+
+fn label_value() -> impl Strategy<Value = String> {
+    "[ -~\\n\u{e9}\u{4e16}]{0,12}"
+}
+
+fn escape(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn never_panics_and_reports_lines_within_the_input(parts in proptest::collection::vec(fragment(), 0..40)) {
+        let input: String = parts.concat();
+        let lines = input.split('\n').count() as u32;
+        let mut parser = Parser::new(&input);
+        for event in parser.by_ref() {
+            if let Event::Sample(s) = event {
+                prop_assert!(s.line >= 1 && s.line <= lines);
+                prop_assert!(input.contains(s.key));
+                for label in s.labels.iter() {
+                    let _ = label.value();
+                }
+            }
+        }
+        for d in parser.into_diagnostics() {
+            prop_assert!(d.line <= lines);
+        }
+    }
+
+    #[test]
+    fn reads_back_what_a_printer_writes(
+        samples in proptest::collection::vec(
+            (
+                "[a-zA-Z_:][a-zA-Z0-9_:]{0,20}",
+                proptest::collection::btree_map("[a-zA-Z_][a-zA-Z0-9_]{0,8}", label_value(), 0..4),
+                prop_oneof![any::<f64>(), Just(f64::INFINITY), Just(f64::NEG_INFINITY), (-1e6f64..1e6)],
+                proptest::option::of(0i64..4_102_444_800_000),
+            ),
+            1..20,
+        ),
+    ) {
+        let mut text = String::new();
+        for (name, labels, value, ts) in &samples {
+            text.push_str(name);
+            if !labels.is_empty() {
+                let pairs: Vec<String> = labels.iter().map(|(k, v)| format!("{k}=\"{}\"", escape(v))).collect();
+                text.push_str(&format!("{{{}}}", pairs.join(",")));
+            }
+            let value = if value.is_nan() { "NaN".to_string() } else if value.is_infinite() {
+                if *value > 0.0 { "+Inf".into() } else { "-Inf".into() }
+            } else { format!("{value:?}") };
+            text.push_str(&format!(" {value}"));
+            if let Some(ts) = ts {
+                text.push_str(&format!(" {ts}"));
+            }
+            text.push('\n');
+        }
+        let mut parser = Parser::new(&text);
+        let read: Vec<_> = parser.by_ref().filter_map(|e| match e {
+            Event::Sample(s) => Some((
+                s.name.to_string(),
+                s.labels.iter().map(|l| (l.name.to_string(), l.value().into_owned())).collect::<std::collections::BTreeMap<_, _>>(),
+                s.value,
+                s.timestamp_ms,
+            )),
+            _ => None,
+        }).collect();
+        prop_assert!(parser.diagnostics().is_empty(), "{:?}\n{text}", parser.diagnostics());
+        prop_assert_eq!(read.len(), samples.len());
+        for (got, want) in read.iter().zip(&samples) {
+            prop_assert_eq!(&got.0, &want.0);
+            prop_assert_eq!(&got.1, &want.1);
+            prop_assert!(got.2 == want.2 || (got.2.is_nan() && want.2.is_nan()), "{} vs {}", got.2, want.2);
+            prop_assert_eq!(got.3, want.3);
+        }
+    }
+}
