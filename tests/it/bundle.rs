@@ -259,12 +259,35 @@ fn manifest_with_a_failed_scrape_and_a_missing_file() {
         {"target": "vllm-0", "time_ms": 1767225645000, "file": "scrapes/d.prom", "up": 1}
       ]
     }"#;
+    let members: Vec<(String, Vec<u8>)> = vec![
+        ("manifest.json".into(), manifest.as_bytes().to_vec()),
+        ("scrapes/a.prom".into(), evolve(&v, 0).into_bytes()),
+        ("scrapes/b.prom".into(), evolve(&v, 1).into_bytes()),
+    ];
+    // The same bundle as a tar.gz under a wrapping folder reads the same.
+    let wrapped: Vec<(String, Vec<u8>)> = members
+        .iter()
+        .map(|(p, b)| (format!("capture/{p}"), b.clone()))
+        .collect();
+    let t = tar(&wrapped, true);
+    let from_tar = render(load(
+        Input::Bytes {
+            name: "c.tgz",
+            bytes: &t,
+            mtime_ms: None,
+        },
+        &Options::default(),
+    ));
+    let from_files = {
+        let mut source = MemoryFiles::default();
+        for (p, b) in &members {
+            source.push(p, b.clone(), None);
+        }
+        render(load(Input::Files(&mut source), &Options::default()))
+    };
+    assert_eq!(from_tar.replacen("tar.gz ", "files ", 1), from_files);
     files(
-        vec![
-            ("manifest.json".into(), manifest.as_bytes().to_vec(), None),
-            ("scrapes/a.prom".into(), evolve(&v, 0).into_bytes(), None),
-            ("scrapes/b.prom".into(), evolve(&v, 1).into_bytes(), None),
-        ],
+        members.into_iter().map(|(p, b)| (p, b, None)).collect(),
         expect![[r#"
             files files=3 scrape_files=2 manifest=true
             target vllm-0 (vllm) scrapes=2 failed=1 series=709 2026-01-01T00:00:00Z..2026-01-01T00:00:15Z times=manifest labels=instance=10.0.0.5:8000,job=vllm,namespace=llm,node=gpu-node-1,pod=vllm-0,replica=a

@@ -137,6 +137,9 @@ pub(crate) struct Container<'a> {
     opened: Opened<'a>,
     limits: Limits,
     total_read: u64,
+    /// Small members kept while listing a tar (its manifest), so that
+    /// reading them needs no second pass over the archive.
+    prefetched: Vec<(usize, Vec<u8>)>,
 }
 
 fn is_zip(bytes: &[u8]) -> bool {
@@ -184,6 +187,7 @@ impl<'a> Container<'a> {
                     opened: Opened::Files(source),
                     limits,
                     total_read: 0,
+                    prefetched: Vec::new(),
                 })
             }
             Input::Bytes {
@@ -211,6 +215,7 @@ impl<'a> Container<'a> {
                         opened: Opened::Tar { bytes, gz: gz_tar },
                         limits,
                         total_read: 0,
+                        prefetched: Vec::new(),
                     };
                     container.list_tar()?;
                     return Ok(container);
@@ -230,6 +235,7 @@ impl<'a> Container<'a> {
                     opened: Opened::Single { bytes },
                     limits,
                     total_read: 0,
+                    prefetched: Vec::new(),
                 })
             }
         }
@@ -289,6 +295,23 @@ impl<'a> Container<'a> {
                 let bytes = bytes.to_vec();
                 let result = account(0, Ok(bytes))?;
                 f(0, result)
+            }
+            Opened::Tar { .. }
+                if order
+                    .iter()
+                    .all(|i| self.prefetched.iter().any(|(p, _)| p == i)) =>
+            {
+                for &i in order {
+                    let data = self
+                        .prefetched
+                        .iter()
+                        .find(|(p, _)| *p == i)
+                        .map(|(_, d)| d.clone())
+                        .unwrap_or_default();
+                    let result = account(i, Ok(data))?;
+                    f(i, result)?;
+                }
+                Ok(())
             }
             Opened::Tar { bytes, gz } => {
                 let (bytes, gz) = (*bytes, *gz);
@@ -357,16 +380,28 @@ impl<'a> Container<'a> {
         let entries = archive.entries().map_err(|e| corrupt(&name, e))?;
         let mut declared_total = 0u64;
         for entry in entries {
-            let entry = entry.map_err(|e| tar_error(&name, gz, bytes.len(), cap, e))?;
-            let header = entry.header();
-            if !header.entry_type().is_file() {
+            let mut entry = entry.map_err(|e| tar_error(&name, gz, bytes.len(), cap, e))?;
+            if !entry.header().entry_type().is_file() {
                 continue;
             }
+            let mtime_ms = entry
+                .header()
+                .mtime()
+                .ok()
+                .and_then(|s| i64::try_from(s).ok())
+                .map(|s| s * 1000);
             let path = entry
                 .path()
                 .map(|p| p.to_string_lossy().replace('\\', "/"))
                 .unwrap_or_else(|_| String::from("(unreadable name)"));
             let size = entry.size();
+            let depth = path.matches('/').count();
+            if path.rsplit('/').next() == Some("manifest.json") && depth <= 1 && size <= 64 << 20 {
+                let mut data = Vec::new();
+                if entry.read_to_end(&mut data).is_ok() {
+                    self.prefetched.push((self.members.len(), data));
+                }
+            }
             declared_total = declared_total.saturating_add(size);
             if declared_total > self.limits.max_total_bytes {
                 return Err(Error::new(ErrorKind::TooLarge {
@@ -374,11 +409,6 @@ impl<'a> Container<'a> {
                     limit: self.limits.max_total_bytes,
                 }));
             }
-            let mtime_ms = header
-                .mtime()
-                .ok()
-                .and_then(|s| i64::try_from(s).ok())
-                .map(|s| s * 1000);
             self.members.push(Member {
                 path,
                 dir: false,
@@ -472,6 +502,7 @@ fn open_zip<'a>(name: &str, bytes: &'a [u8], limits: Limits) -> Result<Container
         opened: Opened::Zip(Box::new(archive)),
         limits,
         total_read: 0,
+        prefetched: Vec::new(),
     })
 }
 
