@@ -98,6 +98,25 @@ impl Writer {
     }
 }
 
+/// Rows without a time of their own: a new tick starts when an entity
+/// (GPU) repeats; ticks are `delay_ms` apart from the file's time.
+#[derive(Default)]
+struct Ticks {
+    tick: i64,
+    seen: Vec<String>,
+}
+
+impl Ticks {
+    fn time(&mut self, entity: &str, base_ms: Option<i64>, delay_ms: i64) -> Option<i64> {
+        if self.seen.iter().any(|e| e == entity) {
+            self.tick += 1;
+            self.seen.clear();
+        }
+        self.seen.push(entity.to_string());
+        base_ms.map(|b| b + self.tick * delay_ms)
+    }
+}
+
 /// A numeric cell: the first token, with `N/A`-style values read as absent.
 fn number(cell: &str) -> Option<f64> {
     let token = cell.split_whitespace().next()?;
@@ -217,8 +236,7 @@ fn nvidia_smi_csv(text: &str, base_ms: Option<i64>, delay_ms: i64) -> Converted 
         out.notes
             .push("nvidia-smi timestamps are local time without a zone; read as UTC".to_string());
     }
-    let mut tick = 0i64;
-    let mut seen_in_tick: Vec<String> = Vec::new();
+    let mut ticks = Ticks::default();
     for (i, line) in lines {
         let line_no = i as u32 + 1;
         if line.trim_start().starts_with("timestamp") {
@@ -248,14 +266,7 @@ fn nvidia_smi_csv(text: &str, base_ms: Option<i64>, delay_ms: i64) -> Converted 
                     continue;
                 }
             },
-            None => {
-                if seen_in_tick.contains(&gpu) {
-                    tick += 1;
-                    seen_in_tick.clear();
-                }
-                seen_in_tick.push(gpu.clone());
-                base_ms.map(|b| b + tick * delay_ms)
-            }
+            None => ticks.time(&gpu, base_ms, delay_ms),
         };
         let mut labels: Vec<(&str, String)> = vec![("gpu", gpu.clone())];
         for (label, c) in [
@@ -310,8 +321,7 @@ fn nvidia_smi_dmon(text: &str, base_ms: Option<i64>, delay_ms: i64) -> Converted
     let mut out = Converted::default();
     let mut writer = Writer::default();
     let mut columns: Vec<String> = Vec::new();
-    let mut tick = 0i64;
-    let mut seen_in_tick: Vec<String> = Vec::new();
+    let mut ticks = Ticks::default();
     let mut unmapped: Vec<String> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line_no = i as u32 + 1;
@@ -361,14 +371,7 @@ fn nvidia_smi_dmon(text: &str, base_ms: Option<i64>, delay_ms: i64) -> Converted
                     }
                 }
             }
-            _ => {
-                if seen_in_tick.contains(&gpu) {
-                    tick += 1;
-                    seen_in_tick.clear();
-                }
-                seen_in_tick.push(gpu.clone());
-                base_ms.map(|b| b + tick * delay_ms)
-            }
+            _ => ticks.time(&gpu, base_ms, delay_ms),
         };
         let labels: Vec<(&str, String)> =
             vec![("gpu", gpu.clone()), ("device", format!("nvidia{gpu}"))];
@@ -463,8 +466,7 @@ fn dcgmi_dmon(text: &str, base_ms: Option<i64>, delay_ms: i64) -> Converted {
     let mut out = Converted::default();
     let mut writer = Writer::default();
     let mut columns: Vec<String> = Vec::new();
-    let mut tick = 0i64;
-    let mut seen_in_tick: Vec<String> = Vec::new();
+    let mut ticks = Ticks::default();
     let mut unmapped: Vec<String> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line_no = i as u32 + 1;
@@ -504,12 +506,7 @@ fn dcgmi_dmon(text: &str, base_ms: Option<i64>, delay_ms: i64) -> Converted {
             continue;
         }
         let entity = format!("{} {}", entity_kind, tokens[1]);
-        if seen_in_tick.contains(&entity) {
-            tick += 1;
-            seen_in_tick.clear();
-        }
-        seen_in_tick.push(entity.clone());
-        let time = base_ms.map(|b| b + tick * delay_ms);
+        let time = ticks.time(&entity, base_ms, delay_ms);
         let labels: Vec<(&str, String)> = if entity_kind == "GPU" {
             vec![
                 ("gpu", tokens[1].to_string()),
