@@ -656,24 +656,6 @@ fn bytes_per_point_on_a_larger_bundle() {
     assert!(per_point <= 24.0, "{per_point:.1} bytes per point");
 }
 
-/// `samples/capture-fixture.zip` is the 40 + 40 capture above, made by the
-/// test support code; this keeps the committed bytes reproducible.
-/// `UPDATE_SAMPLES=1` rewrites it.
-#[test]
-fn committed_fixture_sample_is_reproducible() {
-    let path = crate::support::root().join("samples/capture-fixture.zip");
-    let fresh = zip(&capture_80(), true);
-    if std::env::var_os("UPDATE_SAMPLES").is_some() {
-        std::fs::write(&path, &fresh).expect("write sample");
-    }
-    let committed = std::fs::read(&path).expect("samples/capture-fixture.zip");
-    assert!(
-        committed == fresh,
-        "samples/capture-fixture.zip differs from what the fixtures make; UPDATE_SAMPLES=1 to rewrite"
-    );
-    assert!(committed.len() < 3 << 20);
-}
-
 /// A hand-made zip whose files carry no time in their names: the zip's
 /// entry times order them, with a warning that they are local times.
 #[test]

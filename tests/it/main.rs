@@ -11,5 +11,7 @@ mod cli;
 mod parse;
 /// Keeps the decision to write our own parser honest: what `prometheus-parse` loses.
 mod prometheus_parse;
+/// The simulator: reproducible samples, clean scrapes, conservation, reference figures.
+mod sim;
 /// Codebase rules checked as tests.
 mod tidy;

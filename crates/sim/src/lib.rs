@@ -72,6 +72,8 @@ pub struct Generated {
     pub files: Vec<(String, Vec<u8>)>,
     /// The ground truth.
     pub truth: TruthDoc,
+    /// Each replica's metrics at the end of the run, for conservation checks.
+    pub final_metrics: Vec<metrics::VllmMetrics>,
 }
 
 /// What `<name>.truth.json` holds.
@@ -114,23 +116,25 @@ struct Out {
 }
 
 impl Out {
-    fn failed(&self, sim: &Sim, target: &str, slot: usize, t: f64, up: bool) -> Option<String> {
+    fn failed(&self, sim: &Sim, target: &str, slot: usize, up: bool) -> Option<String> {
         let s = &sim.r.scenario;
-        let c = t - s.warmup_s;
+        let port = if target.starts_with("vllm") {
+            8000
+        } else {
+            9400
+        };
         if !up {
             return Some(format!(
-                "curl: (7) Failed to connect to {target} port {}: Connection refused",
-                if target.starts_with("vllm") {
-                    8000
-                } else {
-                    9400
-                }
+                "curl: (7) Failed to connect to {target} port {port}: Connection refused"
             ));
         }
+        // Outages are judged on the slot's nominal time so that jitter does
+        // not move a scrape in or out of them.
+        let nominal = slot as f64 * s.scrape_interval_s;
         for d in &s.capture.down {
-            if d.target == target && c >= d.from_s && c < d.to_s {
+            if d.target == target && nominal >= d.from_s && nominal < d.to_s {
                 return Some(format!(
-                    "curl: (7) Failed to connect to {target} port 9400: No route to host"
+                    "curl: (7) Failed to connect to {target} port {port}: No route to host"
                 ));
             }
         }
@@ -174,7 +178,7 @@ impl Observer for Out {
     fn scrape_vllm(&mut self, sim: &Sim, replica: usize, slot: usize, t: f64) {
         let target = format!("vllm-{replica}");
         let rep = &sim.replicas[replica];
-        let body = match self.failed(sim, &target, slot, t, rep.up) {
+        let body = match self.failed(sim, &target, slot, rep.up) {
             Some(e) => Err(e),
             None => {
                 let srv = &sim.r.scenario.server;
@@ -193,7 +197,7 @@ impl Observer for Out {
 
     fn scrape_dcgm(&mut self, sim: &Sim, node: usize, slot: usize, t: f64) {
         let target = format!("dcgm-{node}");
-        let body = match self.failed(sim, &target, slot, t, true) {
+        let body = match self.failed(sim, &target, slot, true) {
             Some(e) => Err(e),
             None => {
                 let gpus: Vec<(&dcgm::Ident, &gpu::Sample)> = self.gpus[node]
@@ -398,10 +402,12 @@ pub fn generate(r: Resolved) -> Generated {
         windows,
         totals: sim.truth.totals.clone(),
     };
+    let final_metrics = sim.replicas.iter().map(|r| r.metrics.clone()).collect();
     Generated {
         folder: name,
         files,
         truth,
+        final_metrics,
     }
 }
 
