@@ -7,6 +7,10 @@ mod support;
 mod bundle;
 /// The `vllm-lens` binary: commands, JSON shape, exit codes.
 mod cli;
+/// The rate and quantile engine and the catalogue on the samples.
+mod engine;
+/// Real Prometheus as the oracle for our increases, rates, quantiles and gauges.
+mod oracle;
 /// Data-driven parser cases: `tests/data/expo/*` against `*.expect`.
 mod parse;
 /// Keeps the decision to write our own parser honest: what `prometheus-parse` loses.

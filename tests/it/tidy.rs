@@ -22,10 +22,12 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// The crates that form the sans-IO core.
-const CORE_CRATES: [&str; 4] = [
+const CORE_CRATES: [&str; 6] = [
     "crates/expo",
     "crates/store",
     "crates/bundle",
+    "crates/catalog",
+    "crates/query",
     "crates/core",
 ];
 

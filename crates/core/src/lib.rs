@@ -13,6 +13,13 @@ inventory of [`inspect`]; rates, analyses and the report follow.
   [`bundle`]).
 * [`inspect::Inspect`] is the serialisable inventory behind
   `vllm-lens inspect`: targets, families, diagnostics, sample counts.
+* [`catalog::Catalogue`] resolves each logical signal to the family the
+  bundle holds and infers the vLLM era (re-exported from [`catalog`]).
+* [`query::Query`] reads signals through clock-aligned windows: reset-aware
+  increases and rates, `histogram_quantile`, gauge statistics (re-exported
+  from [`query`]).
+* [`openmetrics::write`] writes a store as OpenMetrics with timestamps, for
+  `promtool tsdb create-blocks-from openmetrics`.
 * [`time::format_rfc3339`] prints times for humans without a clock.
 
 # Example
@@ -36,6 +43,7 @@ assert_eq!(inventory.samples, 1);
 #![deny(missing_docs)]
 
 pub mod inspect;
+pub mod openmetrics;
 pub mod time;
 
 pub use vllm_lens_bundle as bundle;
@@ -43,7 +51,9 @@ pub use vllm_lens_bundle::{
     Diagnostic, Error, ErrorKind, FileInfo, FileSource, Input, Limits, Loaded, MemoryFiles,
     Options, Severity, load,
 };
+pub use vllm_lens_catalog as catalog;
 pub use vllm_lens_expo as expo;
+pub use vllm_lens_query as query;
 pub use vllm_lens_store as store;
 
 /// The tool's version, as printed in reports.

@@ -1,0 +1,573 @@
+//! Real Prometheus as the oracle. Each sample bundle is written as
+//! OpenMetrics with timestamps, backfilled with `promtool tsdb
+//! create-blocks-from openmetrics`, served by `prometheus` on 127.0.0.1, and
+//! every per-window figure of ours is held against the PromQL an SRE would
+//! type: `increase`, `rate`, `histogram_quantile(q, sum by (le) (increase(…)))`,
+//! `sum(increase(_sum)) / sum(increase(_count))`, `max_over_time`,
+//! `avg_over_time`, evaluated at the window's last sample.
+//!
+//! The range of each query is the span our window really covers: for
+//! counters from the sample before the window (the start of the first
+//! interval attributed to it) to its last sample; for gauges from the
+//! window's first to its last sample (Prometheus 2.42 ranges include both
+//! ends). On aligned captures that is `[1m]` for every full window; the
+//! first window and windows after a failed scrape differ, and there `[1m]`
+//! would extrapolate (see ARCHITECTURE.md, "Our windows and Prometheus'").
+//!
+//! Needs `promtool` and `prometheus` (Debian's `prometheus` package, 2.42).
+//! Without them the tests say so and pass, unless `VLLM_LENS_ORACLE=require`
+//! (set by `scripts/test.sh`, so CI always runs them).
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use vllm_lens_core::catalog::{Catalogue, Kind, Signal};
+use vllm_lens_core::query::{Query, Settings};
+use vllm_lens_core::store::{SeriesId, Store, TargetId};
+
+use crate::engine::load_sample;
+use crate::support::temp_dir;
+
+fn have(tool: &str) -> bool {
+    Command::new(tool)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// False (with a message) when Prometheus is not installed and not required.
+fn oracle_available() -> bool {
+    if have("promtool") && have("prometheus") {
+        return true;
+    }
+    let required = std::env::var("VLLM_LENS_ORACLE").is_ok_and(|v| v == "require");
+    assert!(
+        !required,
+        "VLLM_LENS_ORACLE=require but promtool/prometheus are not installed (apt-get install prometheus)"
+    );
+    eprintln!("oracle: promtool/prometheus not installed; skipped (scripts/test.sh installs them)");
+    false
+}
+
+struct Prometheus {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn encode(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(30))).ok()?;
+    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+    let mut buf = String::new();
+    s.read_to_string(&mut buf).ok()?;
+    let status = buf.split(' ').nth(1)?.parse().ok()?;
+    let body = buf.split_once("\r\n\r\n")?.1.to_string();
+    Some((status, body))
+}
+
+impl Prometheus {
+    /// Backfills `store` and serves it.
+    fn start(name: &str, store: &Store) -> Prometheus {
+        let dir = temp_dir(&format!("oracle-{name}"));
+        let mut om = String::new();
+        vllm_lens_core::openmetrics::write(store, &mut om);
+        let om_path = dir.join("bundle.om");
+        std::fs::write(&om_path, om).expect("write openmetrics");
+        let data = dir.join("data");
+        let out = Command::new("promtool")
+            .args(["tsdb", "create-blocks-from", "openmetrics"])
+            .arg(&om_path)
+            .arg(&data)
+            .output()
+            .expect("promtool runs");
+        assert!(
+            out.status.success(),
+            "promtool failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let config = dir.join("prometheus.yml");
+        std::fs::write(&config, "global:\n  scrape_interval: 1h\n").expect("config");
+        let port = TcpListener::bind("127.0.0.1:0")
+            .expect("free port")
+            .local_addr()
+            .expect("addr")
+            .port();
+        let child = Command::new("prometheus")
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!("--storage.tsdb.path={}", data.display()))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .arg("--storage.tsdb.retention.time=100y")
+            .arg("--log.level=error")
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(
+                std::fs::File::create(dir.join("prometheus.log")).expect("log"),
+            ))
+            .spawn()
+            .expect("prometheus starts");
+        let p = Prometheus { child, port };
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(60) {
+            if http_get(port, "/-/ready").is_some_and(|(s, _)| s == 200) {
+                return p;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("prometheus did not become ready; see {}", dir.display());
+    }
+
+    /// An instant query: `(labels, value)` per result series.
+    fn query(&self, expr: &str, at_ms: i64) -> Vec<(BTreeMap<String, String>, f64)> {
+        let path = format!(
+            "/api/v1/query?query={}&time={}.{:03}",
+            encode(expr),
+            at_ms.div_euclid(1000),
+            at_ms.rem_euclid(1000)
+        );
+        let (status, body) = http_get(self.port, &path).expect("prometheus answers");
+        assert_eq!(status, 200, "{expr}: {body}");
+        let v: serde_json::Value = serde_json::from_str(&body).expect("json");
+        v["data"]["result"]
+            .as_array()
+            .expect("vector")
+            .iter()
+            .map(|r| {
+                let labels = r["metric"]
+                    .as_object()
+                    .expect("labels")
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
+                    .collect();
+                let value = r["value"][1].as_str().expect("value");
+                let value = match value {
+                    "NaN" => f64::NAN,
+                    "+Inf" => f64::INFINITY,
+                    "-Inf" => f64::NEG_INFINITY,
+                    v => v.parse().expect("number"),
+                };
+                (labels, value)
+            })
+            .collect()
+    }
+
+    fn scalar(&self, expr: &str, at_ms: i64) -> Option<f64> {
+        let r = self.query(expr, at_ms);
+        assert!(r.len() <= 1, "{expr}: {} results", r.len());
+        r.first().map(|x| x.1)
+    }
+}
+
+fn labels_of(store: &Store, sid: SeriesId) -> BTreeMap<String, String> {
+    let mut m: BTreeMap<String, String> = store
+        .labels(sid)
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    m.insert("__name__".into(), store.series_name(sid).to_string());
+    m
+}
+
+fn instance_of(store: &Store, target: TargetId) -> String {
+    store
+        .target_labels(target)
+        .find(|(k, _)| *k == "instance")
+        .map(|(_, v)| v.to_string())
+        .expect("every target has an instance label")
+}
+
+fn selector(name: &str, store: &Store, target: TargetId) -> String {
+    format!(
+        "{{__name__=\"{name}\",instance=\"{}\"}}",
+        instance_of(store, target)
+    )
+}
+
+fn close(ours: f64, theirs: f64) -> bool {
+    if ours == theirs {
+        return true;
+    }
+    let scale = ours.abs().max(theirs.abs());
+    (ours - theirs).abs() <= 1e-9 * scale
+}
+
+/// What one bundle's comparison found.
+#[derive(Default)]
+struct Tally {
+    compared: usize,
+    by_kind: BTreeMap<&'static str, usize>,
+    reset_windows: usize,
+    mismatches: Vec<String>,
+}
+
+impl Tally {
+    fn check(&mut self, kind: &'static str, what: &str, ours: Option<f64>, theirs: Option<f64>) {
+        self.compared += 1;
+        *self.by_kind.entry(kind).or_default() += 1;
+        let ok = match (ours, theirs) {
+            (Some(a), Some(b)) => close(a, b) || (a.is_nan() && b.is_nan()),
+            (None, None) => true,
+            // Prometheus answers NaN where we say "no data".
+            (None, Some(b)) => b.is_nan(),
+            (Some(_), None) => false,
+        };
+        if !ok {
+            self.mismatches
+                .push(format!("{what}: ours {ours:?}, Prometheus {theirs:?}"));
+        }
+    }
+}
+
+/// The last sample time of `target` in window `w`.
+fn last_in_window(store: &Store, target: TargetId, q: &Query, w: usize) -> Option<i64> {
+    let (a, b) = q.grid().bounds(w);
+    store
+        .target(target)
+        .sample_times()
+        .iter()
+        .copied()
+        .rfind(|&t| t >= a && t < b)
+}
+
+fn first_in_window(times: &[i64], q: &Query, w: usize) -> Option<i64> {
+    let (a, b) = q.grid().bounds(w);
+    times.iter().copied().find(|&t| t >= a && t < b)
+}
+
+const COUNTERS: [Signal; 8] = [
+    Signal::PromptTokens,
+    Signal::GenerationTokens,
+    Signal::FinishedRequests,
+    Signal::Preemptions,
+    Signal::PrefixHits,
+    Signal::PrefixQueries,
+    Signal::HttpRequests,
+    Signal::Energy,
+];
+
+const HISTOGRAMS: [Signal; 5] = [
+    Signal::Ttft,
+    Signal::InterTokenLatency,
+    Signal::QueueTime,
+    Signal::E2eTime,
+    Signal::IterationTokens,
+];
+
+const GAUGES: [Signal; 5] = [
+    Signal::Running,
+    Signal::Waiting,
+    Signal::KvUsage,
+    Signal::GpuUtil,
+    Signal::Power,
+];
+
+/// Compares every figure of one bundle; returns the tally.
+fn compare(name: &str) -> Tally {
+    let loaded = load_sample(name);
+    let store = &loaded.store;
+    let catalogue = Catalogue::resolve(store);
+    let settings = Settings {
+        count_series_births: false,
+        ..Settings::default()
+    };
+    let q = Query::new(store, &catalogue, settings).expect("grid");
+    let prom = Prometheus::start(name, store);
+    let mut tally = Tally::default();
+
+    // Counters, series by series: increase and rate.
+    for signal in COUNTERS {
+        let r = catalogue.get(signal);
+        if r.targets
+            .iter()
+            .any(|t| signal.info().candidates[t.candidate].kind != Kind::Counter)
+        {
+            continue;
+        }
+        for choice in &r.targets {
+            let sname_of = |sid: SeriesId| store.series_name(sid).to_string();
+            let mut names: Vec<String> = choice.series.iter().map(|&s| sname_of(s)).collect();
+            names.sort();
+            names.dedup();
+            let path: BTreeMap<SeriesId, _> = choice
+                .series
+                .iter()
+                .map(|&s| (s, q.counter_series(s, r.source)))
+                .collect();
+            for w in q.grid().windows() {
+                let Some(t) = last_in_window(store, choice.target, &q, w) else {
+                    continue;
+                };
+                for sname in &names {
+                    // Series of this name whose last point is `t` share the window's span.
+                    let ours: Vec<(SeriesId, _)> = path
+                        .iter()
+                        .filter(|(s, _)| sname_of(**s) == *sname)
+                        .filter_map(|(s, p)| p.windows[w].map(|x| (*s, x)))
+                        .collect();
+                    let Some(span) = ours.first().map(|x| x.1.covered_ms) else {
+                        continue;
+                    };
+                    let sel = selector(sname, store, choice.target);
+                    let inc = prom.query(&format!("increase({sel}[{span}ms])"), t);
+                    let rate = prom.query(&format!("rate({sel}[{span}ms])"), t);
+                    for (sid, x) in &ours {
+                        if x.covered_ms != span {
+                            continue;
+                        }
+                        let want = labels_of(store, *sid);
+                        let mut want_no_name = want.clone();
+                        want_no_name.remove("__name__");
+                        let find = |v: &[(BTreeMap<String, String>, f64)]| {
+                            v.iter().find(|(l, _)| *l == want_no_name).map(|x| x.1)
+                        };
+                        let what = format!("{name} w{w} increase {}", want_label_text(&want));
+                        tally.check("increase", &what, Some(x.increase), find(&inc));
+                        tally.check("rate", &format!("{what} (rate)"), x.rate(), find(&rate));
+                        tally.reset_windows += usize::from(x.resets > 0);
+                    }
+                }
+            }
+        }
+    }
+
+    // Histograms per replica, summed over its instances: average and quantiles.
+    for signal in HISTOGRAMS {
+        let r = catalogue.get(signal);
+        for (target_name, h) in q.histogram_per_target(signal) {
+            let choice = r
+                .targets
+                .iter()
+                .find(|t| t.target_name == target_name)
+                .expect("target");
+            let Some(windows) = h.combined() else {
+                continue;
+            };
+            let family = &choice.family;
+            let inst = format!("instance=\"{}\"", instance_of(store, choice.target));
+            for (w, hw) in windows.iter().enumerate() {
+                let Some(hw) = hw else { continue };
+                let Some(t) = last_in_window(store, choice.target, &q, w) else {
+                    continue;
+                };
+                let span = hw.covered_ms;
+                let sum = format!("sum(increase({{__name__=\"{family}_sum\",{inst}}}[{span}ms]))");
+                let count =
+                    format!("sum(increase({{__name__=\"{family}_count\",{inst}}}[{span}ms]))");
+                tally.check(
+                    "histogram average",
+                    &format!("{name} {target_name} w{w} avg {family}"),
+                    hw.avg(),
+                    prom.scalar(&format!("{sum} / {count}"), t)
+                        .filter(|v| !v.is_nan()),
+                );
+                for quant in [0.5, 0.95, 0.99] {
+                    let expr = format!(
+                        "histogram_quantile({quant}, sum by (le) (increase({{__name__=\"{family}_bucket\",{inst}}}[{span}ms])))"
+                    );
+                    tally.check(
+                        "histogram quantile",
+                        &format!("{name} {target_name} w{w} p{} {family}", quant * 100.0),
+                        hw.quantile(quant).map(|x| x.value),
+                        prom.scalar(&expr, t),
+                    );
+                }
+            }
+        }
+    }
+
+    // Gauges, series by series: max and mean over the window's samples.
+    for signal in GAUGES {
+        let r = catalogue.get(signal);
+        for sid in r.series() {
+            let s = store.series(sid);
+            let stats =
+                vllm_lens_core::query::gauge::gauge_windows(s.times(), s.values(), q.grid());
+            let mut want = labels_of(store, sid);
+            let sname = want.remove("__name__").unwrap_or_default();
+            let sel = format!(
+                "{{__name__=\"{sname}\",{}}}",
+                want.iter()
+                    .map(|(k, v)| format!(
+                        "{k}=\"{}\"",
+                        v.replace('\\', "\\\\").replace('"', "\\\"")
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            );
+            for (w, st) in stats.iter().enumerate() {
+                let Some(st) = st else { continue };
+                let t = s
+                    .times()
+                    .iter()
+                    .copied()
+                    .rfind(|&x| q.grid().index(x) == Some(w))
+                    .expect("a point in the window");
+                let first = first_in_window(s.times(), &q, w).expect("first");
+                let span = (t - first).max(1);
+                tally.check(
+                    "max_over_time",
+                    &format!("{name} w{w} max {sname}"),
+                    Some(st.max),
+                    prom.scalar(&format!("max_over_time({sel}[{span}ms])"), t),
+                );
+                tally.check(
+                    "avg_over_time",
+                    &format!("{name} w{w} mean {sname}"),
+                    Some(st.mean),
+                    prom.scalar(&format!("avg_over_time({sel}[{span}ms])"), t),
+                );
+            }
+        }
+    }
+    tally
+}
+
+fn want_label_text(l: &BTreeMap<String, String>) -> String {
+    l.iter()
+        .filter(|(k, _)| !["job", "model_name"].contains(&k.as_str()))
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn run(name: &str) -> Option<Tally> {
+    if !oracle_available() {
+        return None;
+    }
+    let tally = compare(name);
+    println!(
+        "oracle {name}: {} figures compared ({}), {} counter windows across a reset, {} differ",
+        tally.compared,
+        tally
+            .by_kind
+            .iter()
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        tally.reset_windows,
+        tally.mismatches.len()
+    );
+    for kind in [
+        "increase",
+        "rate",
+        "histogram average",
+        "histogram quantile",
+        "max_over_time",
+        "avg_over_time",
+    ] {
+        assert!(
+            tally.by_kind.get(kind).copied().unwrap_or(0) >= 20,
+            "{name}: too few {kind} figures compared: {:?}",
+            tally.by_kind
+        );
+    }
+    assert!(
+        tally.mismatches.is_empty(),
+        "{name}: {} of {} figures differ from Prometheus:\n{}",
+        tally.mismatches.len(),
+        tally.compared,
+        tally.mismatches[..tally.mismatches.len().min(20)].join("\n")
+    );
+    Some(tally)
+}
+
+#[test]
+fn prometheus_agrees_on_the_reference_ramp() {
+    run("a10g-qwen3b-ramp");
+}
+
+#[test]
+fn prometheus_agrees_across_the_pod_restart() {
+    if let Some(t) = run("pod-restart") {
+        assert!(
+            t.reset_windows >= 5,
+            "the restart was compared: {}",
+            t.reset_windows
+        );
+    }
+}
+
+#[test]
+fn prometheus_agrees_on_the_saturated_server() {
+    run("saturated");
+}
+
+#[test]
+fn prometheus_agrees_on_errors_and_aborts() {
+    run("errors-aborts");
+}
+
+#[test]
+fn prometheus_agrees_on_two_replicas() {
+    run("two-replicas-rr");
+}
+
+/// On a jittered capture with gaps, `increase(x[1m])` extrapolates to the
+/// range's edges; ours covers exactly the intervals that end in the window.
+/// This prints how far apart the two are (ARCHITECTURE.md explains).
+#[test]
+fn jitter_gaps_extrapolation_is_measured() {
+    if !oracle_available() {
+        return;
+    }
+    let name = "jitter-gaps";
+    let loaded = load_sample(name);
+    let store = &loaded.store;
+    let catalogue = Catalogue::resolve(store);
+    let q = Query::new(store, &catalogue, Settings::default()).expect("grid");
+    let prom = Prometheus::start(name, store);
+    let mut worst: f64 = 0.0;
+    let mut lines = Vec::new();
+    for signal in [Signal::GenerationTokens, Signal::Energy] {
+        let ours = q.counter(signal);
+        let r = catalogue.get(signal);
+        let choice = &r.targets[0];
+        let fam = store.series_name(choice.series[0]).to_string();
+        for w in q.grid().windows() {
+            let Some(t) = last_in_window(store, choice.target, &q, w) else {
+                lines.push(format!(
+                    "{fam} w{w}: no scrape (ours: gap; Prometheus: nothing)"
+                ));
+                continue;
+            };
+            let Some(x) = ours.windows[w] else { continue };
+            let theirs = prom.scalar(
+                &format!("sum(rate({}[1m]))", selector(&fam, store, choice.target)),
+                t,
+            );
+            let ours_rate = x.rate().expect("rate");
+            if let Some(theirs) = theirs {
+                let d = (theirs - ours_rate) / ours_rate * 100.0;
+                worst = worst.max(d.abs());
+                lines.push(format!(
+                    "{fam} w{w}: ours {ours_rate:.3}/s over {:.1} s, Prometheus rate[1m] {theirs:.3}/s ({d:+.2} %)",
+                    x.covered_ms as f64 / 1000.0
+                ));
+            }
+        }
+    }
+    println!("{}", lines.join("\n"));
+    println!("jitter-gaps: largest difference from Prometheus' rate[1m]: {worst:.2} %");
+    assert!(!lines.is_empty());
+}
