@@ -5,6 +5,8 @@ mod support;
 
 /// Bundle cases: containers, manifest, names, limits, bad input.
 mod bundle;
+/// The catalogue: renames, exporter flavours, eras.
+mod catalog;
 /// The `vllm-lens` binary: commands, JSON shape, exit codes.
 mod cli;
 /// The rate and quantile engine and the catalogue on the samples.

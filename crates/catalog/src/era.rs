@@ -156,6 +156,11 @@ impl Evidence {
     }
 }
 
+/// A V1 target with at least this many `vllm:*` families is taken to be a
+/// whole scrape, so that a family it lacks really is absent (V1 creates all
+/// its default series at start-up; 0.8 servers already have more than 20).
+const WHOLE_SCRAPE_FAMILIES: usize = 15;
+
 const fn v(a: u16, b: u16, c: u16) -> Version {
     Version(a, b, c)
 }
@@ -184,10 +189,13 @@ pub(crate) fn infer_era(store: &Store, index: &FamilyIndex) -> Era {
     };
     let lo = targets.iter().map(|t| t.min_version).max();
     let hi = targets.iter().map(|t| t.max_version).min();
-    let (min_version, max_version, mixed) = match (lo, hi) {
-        (Some(lo), Some(hi)) if lo <= hi && engines.len() <= 1 => (Some(lo), Some(hi), false),
-        (Some(_), Some(_)) => (None, None, true),
-        _ => (None, None, false),
+    let all_consistent = targets.iter().all(|t| t.consistent);
+    let disjoint = lo.zip(hi).is_some_and(|(lo, hi)| lo > hi);
+    let mixed = targets.len() > 1 && (engines.len() > 1 || disjoint);
+    let (min_version, max_version) = if all_consistent && !mixed {
+        (lo, hi)
+    } else {
+        (None, None)
     };
     Era {
         engine,
@@ -391,7 +399,10 @@ fn target_era(
             ("vllm:prompt_tokens_cached_total", v(0, 15, 99)),
             ("vllm:request_num_preemptions", v(0, 29, 99)),
         ];
-        if has("vllm:num_requests_running") {
+        // Only a whole scrape says what is absent: a filtered export (a
+        // federation or a Prometheus query) holds a few families.
+        let vllm_families = present.iter().filter(|n| n.starts_with("vllm_")).count();
+        if has("vllm:num_requests_running") && vllm_families >= WHOLE_SCRAPE_FAMILIES {
             for (n, hi) in defaults {
                 if !has(n) {
                     e.at_most(hi, &format!("no {n}"));
@@ -432,7 +443,7 @@ fn target_era(
         }
     }
     if let Some(top) = ttft_top {
-        if top <= 10.0 {
+        if top == 10.0 {
             e.at_most(v(0, 8, 3), "TTFT buckets end at 10 s");
         } else if top >= 2560.0 {
             e.at_least(v(0, 8, 4), "TTFT buckets reach 2560 s");

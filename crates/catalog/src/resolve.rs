@@ -346,3 +346,20 @@ fn resolve_signal(store: &Store, index: &FamilyIndex, signal: Signal) -> Resolut
         notes,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::canonical;
+
+    #[test]
+    fn names_match_across_spellings() {
+        for n in [
+            "vllm:prompt_tokens_total",
+            "vllm:prompt_tokens",
+            "vllm_prompt_tokens_total",
+        ] {
+            assert_eq!(canonical(n), "vllm_prompt_tokens");
+        }
+        assert_eq!(canonical("DCGM_FI_DEV_GPU_UTIL"), "DCGM_FI_DEV_GPU_UTIL");
+    }
+}

@@ -10,6 +10,7 @@ use serde::Serialize;
 use vllm_lens_bundle::{Diagnostic, Loaded, TimeSource, human_bytes};
 
 use crate::time::{format_duration, format_rfc3339};
+use vllm_lens_catalog::{Catalogue, Engine, Status};
 
 /// The inventory of one bundle.
 #[derive(Clone, Debug, Serialize)]
@@ -34,6 +35,9 @@ pub struct Inspect {
     pub store_bytes: usize,
     /// `store_bytes ÷ samples`.
     pub bytes_per_point: Option<f64>,
+    /// Every logical signal found, aliased (under which name) or missing;
+    /// the inferred vLLM era and release range; GPUs; unknown families.
+    pub catalogue: Catalogue,
 }
 
 /// The bundle as a whole.
@@ -167,6 +171,7 @@ impl Inspect {
             series: store.all_series().len(),
             store_bytes,
             bytes_per_point: (samples > 0).then(|| store_bytes as f64 / samples as f64),
+            catalogue: Catalogue::resolve(store),
         }
     }
 
@@ -224,6 +229,64 @@ impl Inspect {
             ],
             &rows,
         );
+        let era = &self.catalogue.era;
+        let _ = writeln!(out, "\nvLLM era");
+        for t in &era.targets {
+            let _ = writeln!(
+                out,
+                "  {:<10} {} {}{}",
+                t.target,
+                match t.engine {
+                    Engine::V0 => "V0 engine",
+                    Engine::V1 => "V1 engine",
+                    Engine::Unknown => "engine unknown",
+                },
+                vllm_lens_catalog::era::range_text(t.min_version, t.max_version),
+                if t.consistent {
+                    ""
+                } else {
+                    " (markers contradict each other)"
+                }
+            );
+        }
+        if era.targets.is_empty() {
+            let _ = writeln!(out, "  no vLLM target");
+        }
+        if era.mixed {
+            let _ = writeln!(out, "  targets of different releases share this bundle");
+        }
+        let signals = &self.catalogue.signals;
+        let _ = writeln!(
+            out,
+            "\nsignals ({} found, {} aliased, {} missing)",
+            signals.iter().filter(|r| r.status == Status::Found).count(),
+            signals
+                .iter()
+                .filter(|r| r.status == Status::Aliased)
+                .count(),
+            signals
+                .iter()
+                .filter(|r| r.status == Status::Missing)
+                .count()
+        );
+        let rows: Vec<[String; 3]> = signals
+            .iter()
+            .map(|r| {
+                [
+                    r.key.to_string(),
+                    format!("{:?}", r.status).to_lowercase(),
+                    if r.used.is_empty() {
+                        "-".to_string()
+                    } else {
+                        r.used.join(", ")
+                    },
+                ]
+            })
+            .collect();
+        table(&mut out, &["SIGNAL", "STATUS", "READ FROM"], &rows);
+        for u in &self.catalogue.unknown_vllm_families {
+            let _ = writeln!(out, "  unknown vllm family kept: {} ({})", u.name, u.kind);
+        }
         let _ = writeln!(out, "\nfamilies ({})", self.families.len());
         let rows: Vec<[String; 4]> = self
             .families

@@ -23,6 +23,9 @@ pub mod grid;
 pub mod quantile;
 pub mod query;
 
+#[cfg(test)]
+mod props;
+
 pub use counter::{CounterPath, CounterRules, WindowIncrease};
 pub use gauge::{Combine, GaugeStats};
 pub use grid::Grid;

@@ -636,14 +636,27 @@ impl<'a> Query<'a> {
                     }
                 }
             };
-            out.insert(key, gauge_windows(s.times(), s.values(), &self.grid));
+            let stats = if signal == Signal::MemoryTemp {
+                // GDDR boards report 0 °C: unknown, not cold.
+                let v: Vec<f64> = s
+                    .values()
+                    .iter()
+                    .map(|&x| if x == 0.0 { f64::NAN } else { x })
+                    .collect();
+                gauge_windows(s.times(), &v, &self.grid)
+            } else {
+                gauge_windows(s.times(), s.values(), &self.grid)
+            };
+            out.insert(key, stats);
         }
         out
     }
 
     /// A gauge signal combined over its series: summed for counts (running,
     /// waiting, MiB, watts), averaged for fractions and percentages.
-    /// `None` when the signal is missing.
+    /// `None` when the signal is missing, and for codes and timestamps (the
+    /// last XID, the process start), which are never combined: read those
+    /// with [`Query::gauge_series`].
     pub fn gauge(&self, signal: Signal) -> Option<Vec<Option<GaugeStats>>> {
         let r = self.catalogue.get(signal);
         if r.is_missing() {
@@ -651,7 +664,8 @@ impl<'a> Query<'a> {
         }
         let how = match signal.info().aggregate {
             Aggregate::Sum => Combine::Sum,
-            Aggregate::Mean | Aggregate::None => Combine::Mean,
+            Aggregate::Mean => Combine::Mean,
+            Aggregate::None => return None,
         };
         let series: Vec<Vec<Option<GaugeStats>>> =
             self.gauge_series(signal).into_values().collect();
