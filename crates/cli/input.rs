@@ -11,6 +11,11 @@ use vllm_lens_core::{FileInfo, FileSource, Input, Loaded, Options, load};
 
 /// Loads `arg`: a file, a folder, or `-` for stdin.
 pub fn load_path(arg: &str, options: &Options) -> anyhow::Result<Loaded> {
+    Ok(load_with_digest(arg, options)?.0)
+}
+
+/// Loads `arg` and, when it is one file (or stdin), the SHA-256 of its bytes.
+pub fn load_with_digest(arg: &str, options: &Options) -> anyhow::Result<(Loaded, Option<String>)> {
     if arg == "-" {
         let mut bytes = Vec::new();
         std::io::stdin()
@@ -21,13 +26,14 @@ pub fn load_path(arg: &str, options: &Options) -> anyhow::Result<Loaded> {
             bytes: &bytes,
             mtime_ms: None,
         };
-        return Ok(load(input, options)?);
+        let digest = vllm_lens_core::sha256_hex(&bytes);
+        return Ok((load(input, options)?, Some(digest)));
     }
     let path = Path::new(arg);
     let meta = fs::metadata(path).with_context(|| format!("{arg}: cannot be opened"))?;
     if meta.is_dir() {
         let mut source = DirFiles::scan(path, options.limits.max_members)?;
-        return Ok(load(Input::Files(&mut source), options)?);
+        return Ok((load(Input::Files(&mut source), options)?, None));
     }
     let bytes = fs::read(path).with_context(|| format!("{arg}: cannot be read"))?;
     let input = Input::Bytes {
@@ -35,7 +41,8 @@ pub fn load_path(arg: &str, options: &Options) -> anyhow::Result<Loaded> {
         bytes: &bytes,
         mtime_ms: mtime_ms(&meta),
     };
-    Ok(load(input, options)?)
+    let digest = vllm_lens_core::sha256_hex(&bytes);
+    Ok((load(input, options)?, Some(digest)))
 }
 
 fn mtime_ms(meta: &fs::Metadata) -> Option<i64> {

@@ -1,5 +1,6 @@
 //! The `vllm-lens` command: argument parsing, file IO and exit codes around
-//! the sans-IO core. Exit codes: 0 done; 2 the input could not be used.
+//! the sans-IO core. Exit codes: 0 done; 1 an SLO failed and
+//! `--fail-on-slo` was given; 2 the input could not be used.
 
 mod input;
 
@@ -35,6 +36,92 @@ enum Command {
         #[command(flatten)]
         limits: LimitArgs,
     },
+    /// Analyse a bundle: SLO scorecard, what to do, the six analyses.
+    #[command(
+        after_help = "Examples:\n  vllm-lens report capture.zip\n  vllm-lens report capture.zip --json report.json\n  vllm-lens report capture.zip --window 5m --slo ttft-p95=500ms --slo error-abort=1% --fail-on-slo\n\nSLO names: ttft-p95 (ms or s), itl-p95 (ms or s), queue-at (concurrent requests), error-abort (%).\nExit codes: 0 done; 1 an SLO failed and --fail-on-slo was given; 2 the input could not be used."
+    )]
+    Report {
+        /// A .zip, .tar.gz/.tgz, .tar, a folder, a single scrape file, or `-` for stdin.
+        bundle: String,
+        /// Write the report model as JSON to this file (`-` for stdout).
+        #[arg(long, value_name = "FILE")]
+        json: Option<String>,
+        /// Window width: 15s to 1h.
+        #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = parse_window)]
+        window: i64,
+        /// An SLO threshold, NAME=VALUE (repeatable): ttft-p95=300ms, itl-p95=50ms, queue-at=12, error-abort=0.5%.
+        #[arg(long = "slo", value_name = "NAME=VALUE")]
+        slo: Vec<String>,
+        /// Exit with 1 when an SLO fails.
+        #[arg(long)]
+        fail_on_slo: bool,
+        #[command(flatten)]
+        limits: LimitArgs,
+    },
+}
+
+fn parse_duration_ms(s: &str) -> Result<f64, String> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(s.len());
+    let (number, unit) = s.split_at(split);
+    let n: f64 = number
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration such as 1m, 30s or 300ms"))?;
+    let scale = match unit {
+        "ms" => 1.0,
+        "" | "s" => 1000.0,
+        "m" | "min" => 60_000.0,
+        "h" => 3_600_000.0,
+        _ => return Err(format!("unknown unit in `{s}` (use ms, s, m, h)")),
+    };
+    Ok(n * scale)
+}
+
+fn parse_window(s: &str) -> Result<i64, String> {
+    let ms = parse_duration_ms(s)? as i64;
+    if !(15_000..=3_600_000).contains(&ms) {
+        return Err(format!("window `{s}` must be between 15s and 1h"));
+    }
+    Ok(ms)
+}
+
+fn apply_slo(slo: &mut vllm_lens_core::analysis::SloThresholds, arg: &str) -> anyhow::Result<()> {
+    let (name, value) = arg
+        .split_once('=')
+        .with_context(|| format!("--slo {arg}: expected NAME=VALUE, e.g. ttft-p95=300ms"))?;
+    let bad = |e: String| anyhow::anyhow!("--slo {arg}: {e}");
+    match name.trim() {
+        "ttft-p95" => slo.ttft_p95_ms = parse_duration_ms_ms(value).map_err(bad)?,
+        "itl-p95" => slo.itl_p95_ms = parse_duration_ms_ms(value).map_err(bad)?,
+        "queue-at" => {
+            slo.queue_concurrency = value
+                .trim()
+                .parse()
+                .map_err(|_| bad("expected a number of concurrent requests".into()))?
+        }
+        "error-abort" => {
+            slo.error_abort_pct = value
+                .trim()
+                .trim_end_matches('%')
+                .parse()
+                .map_err(|_| bad("expected a percentage such as 0.5%".into()))?
+        }
+        other => anyhow::bail!(
+            "--slo {arg}: unknown SLO `{other}` (ttft-p95, itl-p95, queue-at, error-abort)"
+        ),
+    }
+    Ok(())
+}
+
+/// A latency threshold: a bare number is milliseconds.
+fn parse_duration_ms_ms(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    if t.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return t.parse().map_err(|_| format!("`{s}` is not a number"));
+    }
+    parse_duration_ms(t)
 }
 
 /// Limits that protect memory from oversized or hostile bundles.
@@ -122,5 +209,67 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Report {
+            bundle,
+            json,
+            window,
+            slo,
+            fail_on_slo,
+            limits,
+        } => {
+            let mut settings = vllm_lens_core::analysis::Settings {
+                window_ms: window,
+                ..Default::default()
+            };
+            for s in &slo {
+                apply_slo(&mut settings.slo, s)?;
+            }
+            let (loaded, sha256) = input::load_with_digest(&bundle, &limits.options())?;
+            for d in loaded
+                .diagnostics
+                .iter()
+                .filter(|d| d.severity != vllm_lens_core::Severity::Info)
+            {
+                eprintln!("vllm-lens: {d}");
+            }
+            let meta = vllm_lens_core::analysis::BundleMeta {
+                name: bundle.clone(),
+                sha256,
+            };
+            let report = vllm_lens_core::analysis::analyse(&loaded, &meta, &settings)
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            let mut stdout = std::io::stdout().lock();
+            match json.as_deref() {
+                Some(path) => {
+                    let mut text =
+                        serde_json::to_string_pretty(&report).context("serialising the report")?;
+                    text.push('\n');
+                    if path == "-" {
+                        write_out(&mut stdout, &text)?;
+                    } else {
+                        std::fs::write(path, text)
+                            .with_context(|| format!("{path}: cannot be written"))?;
+                        eprintln!("vllm-lens: wrote {path}");
+                    }
+                }
+                None => write_out(&mut stdout, &vllm_lens_core::report::to_text(&report))?,
+            }
+            let failed = report
+                .slo
+                .iter()
+                .any(|s| s.status == vllm_lens_core::analysis::model::SloStatus::Fail);
+            Ok(if failed && fail_on_slo {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+    }
+}
+
+fn write_out(out: &mut impl Write, text: &str) -> anyhow::Result<()> {
+    match out.write_all(text.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.context("writing to stdout"),
     }
 }

@@ -18,6 +18,10 @@ inventory of [`inspect`]; rates, analyses and the report follow.
 * [`query::Query`] reads signals through clock-aligned windows: reset-aware
   increases and rates, `histogram_quantile`, gauge statistics (re-exported
   from [`query`]).
+* [`analysis::analyse`] makes the [`analysis::Report`]: per-window rows,
+  the six analyses, the SLO scorecard, recommendations, timeline and data
+  quality; [`report::to_text`] prints its gist for a terminal.
+* [`sha256_hex`] fingerprints a bundle's bytes for the report header.
 * [`openmetrics::write`] writes a store as OpenMetrics with timestamps, for
   `promtool tsdb create-blocks-from openmetrics`.
 * [`time::format_rfc3339`] prints times for humans without a clock.
@@ -44,8 +48,10 @@ assert_eq!(inventory.samples, 1);
 
 pub mod inspect;
 pub mod openmetrics;
+pub mod report;
 pub mod time;
 
+pub use vllm_lens_analysis as analysis;
 pub use vllm_lens_bundle as bundle;
 pub use vllm_lens_bundle::{
     Diagnostic, Error, ErrorKind, FileInfo, FileSource, Input, Limits, Loaded, MemoryFiles,
@@ -55,6 +61,17 @@ pub use vllm_lens_catalog as catalog;
 pub use vllm_lens_expo as expo;
 pub use vllm_lens_query as query;
 pub use vllm_lens_store as store;
+
+/// SHA-256 of `bytes`, lowercase hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(bytes);
+    let mut out = String::with_capacity(64);
+    for b in digest {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
 
 /// The tool's version, as printed in reports.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -31,6 +31,6 @@ pub use gauge::{Combine, GaugeStats};
 pub use grid::Grid;
 pub use quantile::{Buckets, Position, Quantile};
 pub use query::{
-    CounterSignal, HistWindow, HistogramSignal, LayoutGroup, Query, Settings, TargetCoverage,
-    WindowCoverage,
+    CounterSignal, HistWindow, HistogramSignal, LayoutGroup, Query, Scope, Settings,
+    TargetCoverage, WindowCoverage,
 };

@@ -13,6 +13,9 @@ use crate::gauge::{Combine, GaugeStats, combine, gauge_windows};
 use crate::grid::{BadWidth, Grid};
 use crate::quantile::{Buckets, Quantile};
 
+/// Which targets a figure covers: `None` for all of them (the fleet).
+pub type Scope<'s> = Option<&'s [TargetId]>;
+
 /// How the engine reads a bundle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Settings {
@@ -46,12 +49,16 @@ pub struct WindowCoverage {
     pub expected: u32,
     /// Longest interval between successful scrapes ending in the window, ms.
     pub longest_interval_ms: i64,
+    /// Intervals ending in the window longer than 1.5 × the usual one (a
+    /// scrape is missing, recorded as failed or not).
+    pub long_intervals: u32,
 }
 
 impl WindowCoverage {
-    /// True when a scrape is missing or failed in the window.
+    /// True when a scrape is missing or failed in the window (jitter that
+    /// moves a scrape across a window edge is not a gap).
     pub fn has_gap(&self) -> bool {
-        self.failed > 0 || self.scrapes < self.expected
+        self.failed > 0 || self.long_intervals > 0 || (self.scrapes == 0 && self.expected > 0)
     }
 }
 
@@ -270,6 +277,9 @@ impl<'a> Query<'a> {
                     if i > 0 {
                         let dt = time - times[i - 1];
                         windows[w].longest_interval_ms = windows[w].longest_interval_ms.max(dt);
+                        if dt * 2 > nominal * 3 {
+                            windows[w].long_intervals += 1;
+                        }
                     }
                 }
             }
@@ -414,8 +424,13 @@ impl<'a> Query<'a> {
         out
     }
 
-    fn counter_paths(&self, r: &Resolution) -> Vec<(SeriesId, CounterPath)> {
+    fn in_scope(&self, sid: SeriesId, scope: Scope<'_>) -> bool {
+        scope.is_none_or(|targets| targets.contains(&self.store.series(sid).target()))
+    }
+
+    fn counter_paths(&self, r: &Resolution, scope: Scope<'_>) -> Vec<(SeriesId, CounterPath)> {
         r.series()
+            .filter(|&sid| self.in_scope(sid, scope))
             .map(|sid| (sid, self.counter_series(sid, r.source)))
             .collect()
     }
@@ -423,8 +438,13 @@ impl<'a> Query<'a> {
     /// A counter signal summed over every series (engines, replicas, GPUs,
     /// label values). An empty result (`series == 0`) means missing.
     pub fn counter(&self, signal: Signal) -> CounterSignal {
+        self.counter_in(signal, None)
+    }
+
+    /// [`Query::counter`] over the series of some targets only.
+    pub fn counter_in(&self, signal: Signal, scope: Scope<'_>) -> CounterSignal {
         let r = self.catalogue.get(signal);
-        let paths = self.counter_paths(r);
+        let paths = self.counter_paths(r, scope);
         self.sum_paths(paths.iter().map(|(_, p)| p))
     }
 
@@ -432,8 +452,18 @@ impl<'a> Query<'a> {
     /// `status`; `handler` and `status`), keyed by the values joined with
     /// `,` (a missing label reads as empty).
     pub fn counter_by(&self, signal: Signal, labels: &[&str]) -> BTreeMap<String, CounterSignal> {
+        self.counter_by_in(signal, labels, None)
+    }
+
+    /// [`Query::counter_by`] over the series of some targets only.
+    pub fn counter_by_in(
+        &self,
+        signal: Signal,
+        labels: &[&str],
+        scope: Scope<'_>,
+    ) -> BTreeMap<String, CounterSignal> {
         let r = self.catalogue.get(signal);
-        let paths = self.counter_paths(r);
+        let paths = self.counter_paths(r, scope);
         let mut groups: BTreeMap<String, Vec<&CounterPath>> = BTreeMap::new();
         for (sid, p) in &paths {
             let key = labels
@@ -452,7 +482,7 @@ impl<'a> Query<'a> {
     /// A counter signal per GPU (DCGM) or per target (vLLM).
     pub fn counter_per_unit(&self, signal: Signal) -> BTreeMap<String, CounterSignal> {
         let r = self.catalogue.get(signal);
-        let paths = self.counter_paths(r);
+        let paths = self.counter_paths(r, None);
         let mut groups: BTreeMap<String, Vec<&CounterPath>> = BTreeMap::new();
         for (sid, p) in &paths {
             groups
@@ -480,8 +510,14 @@ impl<'a> Query<'a> {
     /// A histogram signal: instances (target × labels other than `le`)
     /// summed per `le` within each bucket layout.
     pub fn histogram(&self, signal: Signal) -> HistogramSignal {
+        self.histogram_in(signal, None)
+    }
+
+    /// [`Query::histogram`] over the series of some targets only.
+    pub fn histogram_in(&self, signal: Signal, scope: Scope<'_>) -> HistogramSignal {
         let r = self.catalogue.get(signal);
-        self.histogram_of(r, &r.series().collect::<Vec<_>>())
+        let series: Vec<SeriesId> = r.series().filter(|&s| self.in_scope(s, scope)).collect();
+        self.histogram_of(r, &series)
     }
 
     /// A histogram signal per target (replica), each summed over its own
@@ -620,9 +656,18 @@ impl<'a> Query<'a> {
     /// Per-window statistics of each series of a gauge signal, keyed by
     /// GPU (DCGM) or `target{labels}` (others).
     pub fn gauge_series(&self, signal: Signal) -> BTreeMap<String, Vec<Option<GaugeStats>>> {
+        self.gauge_series_in(signal, None)
+    }
+
+    /// [`Query::gauge_series`] over the series of some targets only.
+    pub fn gauge_series_in(
+        &self,
+        signal: Signal,
+        scope: Scope<'_>,
+    ) -> BTreeMap<String, Vec<Option<GaugeStats>>> {
         let r = self.catalogue.get(signal);
         let mut out = BTreeMap::new();
-        for sid in r.series() {
+        for sid in r.series().filter(|&s| self.in_scope(s, scope)) {
             let s = self.store.series(sid);
             let key = match r.source {
                 Source::Dcgm => gpu_key(self.store, sid),
@@ -658,6 +703,11 @@ impl<'a> Query<'a> {
     /// last XID, the process start), which are never combined: read those
     /// with [`Query::gauge_series`].
     pub fn gauge(&self, signal: Signal) -> Option<Vec<Option<GaugeStats>>> {
+        self.gauge_in(signal, None)
+    }
+
+    /// [`Query::gauge`] over the series of some targets only.
+    pub fn gauge_in(&self, signal: Signal, scope: Scope<'_>) -> Option<Vec<Option<GaugeStats>>> {
         let r = self.catalogue.get(signal);
         if r.is_missing() {
             return None;
@@ -668,7 +718,10 @@ impl<'a> Query<'a> {
             Aggregate::None => return None,
         };
         let series: Vec<Vec<Option<GaugeStats>>> =
-            self.gauge_series(signal).into_values().collect();
+            self.gauge_series_in(signal, scope).into_values().collect();
+        if series.is_empty() {
+            return None;
+        }
         Some(combine(&series, how, self.grid.count))
     }
 }

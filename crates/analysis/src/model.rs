@@ -1,0 +1,584 @@
+//! The report model: what the analyses produce, serialised as the report's
+//! JSON (`docs/report-schema.md`; the JSON Schema in
+//! `docs/report-schema.json` is generated from these types). Fields are only
+//! ever added; `schema_version` changes if one ever has to change meaning.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// Version of the JSON layout.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The whole report.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct Report {
+    /// Version of this layout.
+    pub schema_version: u32,
+    /// The tool version that wrote it.
+    pub tool_version: String,
+    /// What was read.
+    pub bundle: BundleInfo,
+    /// What was deployed, as far as the data says.
+    pub deployment: Deployment,
+    /// The settings the report was made with.
+    pub settings: SettingsEcho,
+    /// Per-window rows, per replica and for the fleet.
+    pub rows: Rows,
+    /// The whole capture, fleet-wide, with the same fields as the rows.
+    pub summary: Summary,
+    /// The six analyses in the walk-through's order.
+    pub analyses: Vec<Analysis>,
+    /// The four SLOs.
+    pub slo: Vec<SloResult>,
+    /// What to do, ranked.
+    pub recommendations: Vec<Recommendation>,
+    /// The moments that matter, in time order.
+    pub timeline: Vec<TimelineEvent>,
+    /// What the figures rest on and what is missing.
+    pub data_quality: DataQuality,
+}
+
+/// The bundle.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct BundleInfo {
+    /// File or folder name as given.
+    pub name: String,
+    /// SHA-256 of the bundle's bytes (hex), when the shell computed it.
+    pub sha256: Option<String>,
+    /// `zip`, `tar.gz`, `files`, ...
+    pub container: String,
+    /// Files read as scrapes.
+    pub scrape_files: usize,
+    /// First sample, ms since the Unix epoch.
+    pub start_ms: Option<i64>,
+    /// Last sample, ms since the Unix epoch.
+    pub end_ms: Option<i64>,
+    /// `end_ms − start_ms`.
+    pub duration_ms: Option<i64>,
+    /// Usual scrape interval (median over targets), ms.
+    pub scrape_interval_ms: Option<i64>,
+    /// Every target.
+    pub targets: Vec<TargetInfo>,
+}
+
+/// One scraped endpoint.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct TargetInfo {
+    /// Target name.
+    pub name: String,
+    /// `vllm`, `dcgm` or `other`.
+    pub kind: String,
+    /// Successful scrapes.
+    pub scrapes: usize,
+    /// Failed scrapes (manifest `up: 0`).
+    pub failed_scrapes: usize,
+    /// Usual interval, ms.
+    pub interval_ms: i64,
+}
+
+/// The deployment.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct Deployment {
+    /// `v0`, `v1` or `unknown`.
+    pub vllm_engine: String,
+    /// Release range inferred from the data (`0.20.0 – 0.29.x`).
+    pub vllm_versions: Option<String>,
+    /// The release the manifest states, if any.
+    pub vllm_version_stated: Option<String>,
+    /// Served model (`model_name` label or manifest).
+    pub model: Option<String>,
+    /// GPU model (`modelName` label or manifest).
+    pub gpu_model: Option<String>,
+    /// GPUs seen.
+    pub gpus: usize,
+    /// vLLM replicas (targets).
+    pub replicas: Vec<String>,
+    /// GPU UUID → replica, from the manifest or pod/node labels.
+    pub gpu_to_replica: BTreeMap<String, String>,
+    /// Engine arguments from the manifest.
+    pub engine_args: BTreeMap<String, String>,
+}
+
+/// Settings echoed.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct SettingsEcho {
+    /// Window width, ms.
+    pub window_ms: i64,
+    /// SLO thresholds.
+    pub slo: SloThresholds,
+}
+
+/// SLO thresholds.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct SloThresholds {
+    /// TTFT p95 must stay below this, ms.
+    pub ttft_p95_ms: f64,
+    /// Inter-token latency p95 must stay below this, ms.
+    pub itl_p95_ms: f64,
+    /// No queueing at this many concurrent requests.
+    pub queue_concurrency: f64,
+    /// Queue time below this counts as no queueing, ms.
+    pub queue_negligible_ms: f64,
+    /// Errors + aborts must stay below this share of finished requests, %.
+    pub error_abort_pct: f64,
+}
+
+impl Default for SloThresholds {
+    fn default() -> SloThresholds {
+        SloThresholds {
+            ttft_p95_ms: 300.0,
+            itl_p95_ms: 50.0,
+            queue_concurrency: 12.0,
+            queue_negligible_ms: 10.0,
+            error_abort_pct: 0.5,
+        }
+    }
+}
+
+/// Where a row belongs.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct RowKey {
+    /// Window start, ms since the Unix epoch.
+    pub window_start_ms: i64,
+    /// Window end (exclusive), ms.
+    pub window_end_ms: i64,
+    /// Replica (target name), or `fleet` for the aggregate.
+    pub replica: String,
+}
+
+/// Step 1: where latency goes (averages per finished request, ms).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, JsonSchema)]
+pub struct Latency {
+    /// Average time queued before first scheduled.
+    pub queue_ms: Option<f64>,
+    /// Average prefill time.
+    pub prefill_ms: Option<f64>,
+    /// Average decode time.
+    pub decode_ms: Option<f64>,
+    /// Average inference time (prefill + decode).
+    pub inference_ms: Option<f64>,
+    /// Average end-to-end latency.
+    pub e2e_ms: Option<f64>,
+    /// Average time to first token.
+    pub ttft_ms: Option<f64>,
+    /// TTFT median.
+    pub ttft_p50_ms: Option<f64>,
+    /// TTFT 95th percentile.
+    pub ttft_p95_ms: Option<f64>,
+    /// TTFT 99th percentile.
+    pub ttft_p99_ms: Option<f64>,
+    /// Average inter-token latency.
+    pub inter_token_ms: Option<f64>,
+    /// Inter-token latency median.
+    pub itl_p50_ms: Option<f64>,
+    /// Inter-token latency 95th percentile.
+    pub itl_p95_ms: Option<f64>,
+    /// Inter-token latency 99th percentile.
+    pub itl_p99_ms: Option<f64>,
+    /// Decode's share of queue + prefill + decode, %.
+    pub decode_share_pct: Option<f64>,
+}
+
+/// Step 2: engine efficiency.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, JsonSchema)]
+pub struct Efficiency {
+    /// Prefix-cache hits ÷ queries in the window, %.
+    pub prefix_cache_hit_pct: Option<f64>,
+    /// Cached prompt tokens ÷ prompt tokens, %.
+    pub cached_prompt_share_pct: Option<f64>,
+    /// Average tokens per engine step.
+    pub tokens_per_iteration: Option<f64>,
+    /// Generated tokens per second.
+    pub gen_tokens_per_sec: Option<f64>,
+    /// Prompt tokens per second.
+    pub prompt_tokens_per_sec: Option<f64>,
+    /// Running requests, window maximum.
+    pub running: Option<f64>,
+    /// Running requests, window mean.
+    pub running_avg: Option<f64>,
+    /// Waiting requests, window maximum.
+    pub waiting: Option<f64>,
+    /// Waiting requests, window mean.
+    pub waiting_avg: Option<f64>,
+    /// KV-cache block pool in use, window maximum, %.
+    pub kv_cache_pct: Option<f64>,
+    /// KV-cache block pool in use, window mean, %.
+    pub kv_cache_pct_avg: Option<f64>,
+    /// Preemptions per minute.
+    pub preemptions_per_min: Option<f64>,
+}
+
+/// Step 3: the workload's shape.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, JsonSchema)]
+pub struct Workload {
+    /// Finished requests per minute.
+    pub requests_per_min: Option<f64>,
+    /// Average prompt tokens per finished request.
+    pub avg_prompt_tokens: Option<f64>,
+    /// Average generated tokens per finished request.
+    pub avg_generated_tokens: Option<f64>,
+    /// Average `max_tokens` of requests that set it.
+    pub avg_max_tokens: Option<f64>,
+    /// Generated ÷ prompt tokens (token flow).
+    pub gen_to_prompt_ratio: Option<f64>,
+    /// Average generated ÷ average `max_tokens`, %.
+    pub max_tokens_utilisation_pct: Option<f64>,
+}
+
+/// Step 4: outcomes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, JsonSchema)]
+pub struct Outcomes {
+    /// Finished requests per minute by `finished_reason`.
+    pub completions_per_min: BTreeMap<String, f64>,
+    /// (error + abort) ÷ finished, %.
+    pub error_abort_pct: Option<f64>,
+    /// stop ÷ length.
+    pub stop_to_length_ratio: Option<f64>,
+    /// HTTP requests per minute by status class (`2xx`, `4xx`, `5xx`).
+    pub http_per_min_by_status: BTreeMap<String, f64>,
+    /// HTTP requests per minute by handler and status class.
+    pub http_per_min_by_handler: BTreeMap<String, BTreeMap<String, f64>>,
+    /// (4xx + 5xx) ÷ all HTTP requests, %.
+    pub http_error_pct: Option<f64>,
+}
+
+/// Step 5: the GPU as witness (per GPU or aggregated).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, JsonSchema)]
+pub struct Gpu {
+    /// GPU utilisation (any kernel running), max, %.
+    pub gpu_util_pct: Option<f64>,
+    /// Mean.
+    pub gpu_util_pct_avg: Option<f64>,
+    /// Memory-copy utilisation, max, %.
+    pub mem_copy_util_pct: Option<f64>,
+    /// Mean.
+    pub mem_copy_util_pct_avg: Option<f64>,
+    /// VRAM used, max, MiB.
+    pub vram_used_mib: Option<f64>,
+    /// Mean.
+    pub vram_used_mib_avg: Option<f64>,
+    /// VRAM free, minimum, MiB.
+    pub vram_free_mib: Option<f64>,
+    /// Mean.
+    pub vram_free_mib_avg: Option<f64>,
+    /// VRAM used ÷ (used + free + reserved), max, %.
+    pub vram_used_pct: Option<f64>,
+    /// Mean.
+    pub vram_used_pct_avg: Option<f64>,
+    /// Power, max, W.
+    pub power_w: Option<f64>,
+    /// Mean.
+    pub power_w_avg: Option<f64>,
+    /// GPU temperature, max, °C.
+    pub temp_c: Option<f64>,
+    /// Mean.
+    pub temp_c_avg: Option<f64>,
+    /// SM clock, max, MHz.
+    pub sm_clock_mhz: Option<f64>,
+    /// Mean.
+    pub sm_clock_mhz_avg: Option<f64>,
+    /// Graphics engine active, max, %.
+    pub gr_engine_active_pct: Option<f64>,
+    /// Mean.
+    pub gr_engine_active_pct_avg: Option<f64>,
+    /// Tensor pipes active, max, %.
+    pub tensor_active_pct: Option<f64>,
+    /// Mean.
+    pub tensor_active_pct_avg: Option<f64>,
+    /// DRAM interface active, max, %.
+    pub dram_active_pct: Option<f64>,
+    /// Mean.
+    pub dram_active_pct_avg: Option<f64>,
+    /// Energy consumed in the window, J.
+    pub energy_j: Option<f64>,
+}
+
+/// Step 6: KV pool against VRAM, and energy efficiency.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, JsonSchema)]
+pub struct Memory {
+    /// KV-cache pool in use, max, %.
+    pub kv_cache_pct: Option<f64>,
+    /// Mean.
+    pub kv_cache_pct_avg: Option<f64>,
+    /// VRAM used, max, %.
+    pub vram_used_pct: Option<f64>,
+    /// Mean.
+    pub vram_used_pct_avg: Option<f64>,
+    /// Generated tokens per second per watt of mean power.
+    pub tokens_per_watt: Option<f64>,
+    /// Generated tokens per joule of the energy counter.
+    pub tokens_per_joule: Option<f64>,
+}
+
+/// A row of one section.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct Row<T> {
+    /// Window and replica.
+    #[serde(flatten)]
+    pub key: RowKey,
+    /// The figures.
+    #[serde(flatten)]
+    pub fields: T,
+}
+
+/// A GPU row.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct GpuRow {
+    /// Window and replica.
+    #[serde(flatten)]
+    pub key: RowKey,
+    /// GPU UUID, or `all` for an aggregate.
+    pub gpu: String,
+    /// The figures.
+    #[serde(flatten)]
+    pub fields: Gpu,
+}
+
+/// Every per-window row.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, JsonSchema)]
+pub struct Rows {
+    /// Step 1.
+    pub latency: Vec<Row<Latency>>,
+    /// Step 2.
+    pub efficiency: Vec<Row<Efficiency>>,
+    /// Step 3.
+    pub workload: Vec<Row<Workload>>,
+    /// Step 4.
+    pub outcomes: Vec<Row<Outcomes>>,
+    /// Step 5, per GPU and aggregated.
+    pub gpu: Vec<GpuRow>,
+    /// Step 6.
+    pub memory: Vec<Row<Memory>>,
+}
+
+/// The whole capture, fleet-wide.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, JsonSchema)]
+pub struct Summary {
+    /// Capture start and end, `fleet`.
+    pub window_start_ms: i64,
+    /// See above.
+    pub window_end_ms: i64,
+    /// Step 1.
+    pub latency: Latency,
+    /// Step 2.
+    pub efficiency: Efficiency,
+    /// Step 3.
+    pub workload: Workload,
+    /// Step 4.
+    pub outcomes: Outcomes,
+    /// Step 5, all GPUs.
+    pub gpu: Gpu,
+    /// Step 6.
+    pub memory: Memory,
+}
+
+/// How a finding reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Something is wrong.
+    Fail,
+    /// Worth attention.
+    Warn,
+    /// Good.
+    Pass,
+    /// For understanding.
+    Info,
+    /// The data cannot say (a metric is missing).
+    NotApplicable,
+}
+
+/// A figure with the metric it came from.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct Evidence {
+    /// What the figure is.
+    pub label: String,
+    /// The figure.
+    pub value: Option<f64>,
+    /// Its unit.
+    pub unit: String,
+    /// The metric names as captured.
+    pub metrics: Vec<String>,
+    /// Window starts it refers to (empty: the whole capture).
+    pub windows: Vec<i64>,
+}
+
+/// One finding of an analysis.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct Finding {
+    /// Stable identifier (`latency.decode_dominates`).
+    pub id: String,
+    /// How it reads.
+    pub severity: Severity,
+    /// One line.
+    pub title: String,
+    /// What it means, in plain words.
+    pub explanation: String,
+    /// The figures behind it.
+    pub evidence: Vec<Evidence>,
+    /// What to do (empty when nothing).
+    pub action: String,
+}
+
+/// One of the six analyses.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct Analysis {
+    /// `latency`, `efficiency`, `workload`, `outcomes`, `hardware`, `memory`.
+    pub id: String,
+    /// Its heading.
+    pub title: String,
+    /// Its findings, most severe first.
+    pub findings: Vec<Finding>,
+}
+
+/// An SLO's verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SloStatus {
+    /// Met.
+    Pass,
+    /// Missed.
+    Fail,
+    /// The capture never put it to the test (or the metric is missing).
+    NotExercised,
+}
+
+/// One SLO.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct SloResult {
+    /// `ttft_p95`, `itl_p95`, `queue_at_concurrency`, `error_abort_rate`.
+    pub id: String,
+    /// What it says.
+    pub title: String,
+    /// Verdict.
+    pub status: SloStatus,
+    /// The measured value over the capture (worst exercised window for
+    /// `queue_at_concurrency`).
+    pub value: Option<f64>,
+    /// The threshold.
+    pub threshold: f64,
+    /// `threshold − value`, in the SLO's unit: the margin left (negative
+    /// when missed).
+    pub headroom: Option<f64>,
+    /// The unit of value, threshold and headroom.
+    pub unit: String,
+    /// Windows that missed it (start times, ms).
+    pub failing_windows: Vec<i64>,
+    /// How it was judged.
+    pub explanation: String,
+}
+
+/// How sure a recommendation is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Confidence {
+    /// The evidence is direct.
+    High,
+    /// The evidence is indirect or partial.
+    Medium,
+    /// A heuristic.
+    Low,
+}
+
+/// A ready-to-paste snippet.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct Snippet {
+    /// `prometheus-rule`, `keda`, `hpa`, `shell`.
+    pub kind: String,
+    /// The text.
+    pub text: String,
+}
+
+/// One thing to do.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct Recommendation {
+    /// Stable identifier.
+    pub id: String,
+    /// Rank, 1 first.
+    pub rank: u32,
+    /// One line.
+    pub title: String,
+    /// Why, in plain words.
+    pub rationale: String,
+    /// What to do.
+    pub action: String,
+    /// How sure.
+    pub confidence: Confidence,
+    /// Why this might be wrong.
+    pub caveat: String,
+    /// The figures behind it.
+    pub evidence: Vec<Evidence>,
+    /// Snippets (alert rules, autoscaling triggers).
+    pub snippets: Vec<Snippet>,
+}
+
+/// A moment that matters.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct TimelineEvent {
+    /// When, ms since the Unix epoch (a window start, or a scrape time).
+    pub time_ms: i64,
+    /// `slo_breached`, `slo_recovered`, `waiting_started`,
+    /// `preemptions_started`, `kv_above_60`, `kv_above_90`, `restart`,
+    /// `scrape_gap`, `shape_change`, `xid`.
+    pub kind: String,
+    /// Target or replica concerned (`fleet` for all).
+    pub subject: String,
+    /// What happened.
+    pub description: String,
+    /// The figures.
+    pub evidence: Vec<Evidence>,
+}
+
+/// A signal's resolution, for the reader.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct MetricStatus {
+    /// Signal key (`kv_usage`).
+    pub signal: String,
+    /// `found`, `aliased`, `missing`.
+    pub status: String,
+    /// Names read.
+    pub used: Vec<String>,
+    /// Notes (fallback semantics, duplicates).
+    pub notes: Vec<String>,
+}
+
+/// Metrics per analysis.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct AnalysisInputs {
+    /// Analysis id.
+    pub analysis: String,
+    /// Its signals.
+    pub metrics: Vec<MetricStatus>,
+}
+
+/// A data-quality note.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct QualityNote {
+    /// `missing_metric`, `reset`, `gap`, `clock_skew`, `duplicate_series`,
+    /// `bucket_layouts`, `known_bug`, `collect_interval`, `diagnostic`,
+    /// `version`, `fallback`.
+    pub kind: String,
+    /// Target or signal concerned.
+    pub subject: String,
+    /// What it means.
+    pub message: String,
+}
+
+/// What the figures rest on.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct DataQuality {
+    /// `v0`, `v1`, `unknown`, with the release range.
+    pub vllm_version: String,
+    /// Per analysis.
+    pub inputs: Vec<AnalysisInputs>,
+    /// Notes, most important first.
+    pub notes: Vec<QualityNote>,
+    /// Counter resets seen (all series).
+    pub resets: usize,
+    /// Windows with a missing or failed scrape, per target.
+    pub gap_windows: BTreeMap<String, usize>,
+    /// Bundle diagnostics (lines or files that could not be read).
+    pub diagnostics: usize,
+}

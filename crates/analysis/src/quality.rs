@@ -1,0 +1,312 @@
+//! Data quality: what each analysis rests on, and everything that makes a
+//! figure less certain (missing metrics, fallbacks, resets, gaps, clock
+//! skew, duplicates, bucket layouts, known bugs of the release, repeated
+//! DCGM values, unreadable lines).
+
+use std::collections::BTreeMap;
+
+use vllm_lens_bundle::Loaded;
+use vllm_lens_catalog::{Catalogue, Engine, Signal, Status, Version};
+use vllm_lens_query::Query;
+
+use crate::inputs::{COUNTERS, HISTOGRAMS};
+use crate::model::{AnalysisInputs, DataQuality, MetricStatus, QualityNote};
+
+/// The signals each analysis reads.
+pub(crate) const INPUTS: [(&str, &[Signal]); 6] = [
+    (
+        "latency",
+        &[
+            Signal::QueueTime,
+            Signal::PrefillTime,
+            Signal::DecodeTime,
+            Signal::InferenceTime,
+            Signal::E2eTime,
+            Signal::Ttft,
+            Signal::InterTokenLatency,
+        ],
+    ),
+    (
+        "efficiency",
+        &[
+            Signal::PrefixHits,
+            Signal::PrefixQueries,
+            Signal::PrefixHitRateLifetime,
+            Signal::CachedPromptTokens,
+            Signal::IterationTokens,
+            Signal::GenerationTokens,
+            Signal::PromptTokens,
+            Signal::Running,
+            Signal::Waiting,
+            Signal::KvUsage,
+            Signal::Preemptions,
+        ],
+    ),
+    (
+        "workload",
+        &[
+            Signal::FinishedRequests,
+            Signal::RequestPromptTokens,
+            Signal::RequestGenerationTokens,
+            Signal::MaxTokens,
+            Signal::PromptTokens,
+            Signal::GenerationTokens,
+        ],
+    ),
+    (
+        "outcomes",
+        &[Signal::FinishedRequests, Signal::HttpRequests],
+    ),
+    (
+        "hardware",
+        &[
+            Signal::GpuUtil,
+            Signal::MemCopyUtil,
+            Signal::GrEngineActive,
+            Signal::TensorActive,
+            Signal::DramActive,
+            Signal::FbUsed,
+            Signal::FbFree,
+            Signal::FbReserved,
+            Signal::Power,
+            Signal::GpuTemp,
+            Signal::SmClock,
+            Signal::Xid,
+        ],
+    ),
+    (
+        "memory",
+        &[
+            Signal::KvUsage,
+            Signal::FbUsed,
+            Signal::FbFree,
+            Signal::Energy,
+            Signal::Power,
+            Signal::GenerationTokens,
+        ],
+    ),
+];
+
+fn status_word(s: Status) -> &'static str {
+    match s {
+        Status::Found => "found",
+        Status::Aliased => "aliased",
+        Status::Missing => "missing",
+    }
+}
+
+fn note(kind: &str, subject: &str, message: String) -> QualityNote {
+    QualityNote {
+        kind: kind.to_string(),
+        subject: subject.to_string(),
+        message,
+    }
+}
+
+/// Share of consecutive equal values in a series.
+fn repeats(values: &[f64]) -> f64 {
+    if values.len() < 3 {
+        return 0.0;
+    }
+    let same = values.windows(2).filter(|w| w[0] == w[1]).count();
+    same as f64 / (values.len() - 1) as f64
+}
+
+pub(crate) fn data_quality(
+    loaded: &Loaded,
+    cat: &Catalogue,
+    q: &Query<'_>,
+    layout_mismatch: &[Signal],
+) -> DataQuality {
+    let store = &loaded.store;
+    let mut notes = Vec::new();
+    let era = &cat.era;
+    let version = match (era.engine, era.range_text()) {
+        (Engine::V0, Some(r)) => format!("V0 engine, vLLM {r}"),
+        (Engine::V1, Some(r)) => format!("V1 engine, vLLM {r}"),
+        (_, Some(r)) => format!("vLLM {r}"),
+        (_, None) if era.mixed => "mixed: targets of different releases".to_string(),
+        _ => "unknown".to_string(),
+    };
+    if era.mixed {
+        notes.push(note(
+            "version",
+            "bundle",
+            "vLLM targets of different releases share this bundle; fleet figures mix them".into(),
+        ));
+    }
+    for t in &era.targets {
+        if !t.consistent {
+            notes.push(note(
+                "version",
+                &t.target,
+                format!(
+                    "the version markers of {} contradict each other (edited or merged data?)",
+                    t.target
+                ),
+            ));
+        }
+    }
+    let inputs: Vec<AnalysisInputs> = INPUTS
+        .iter()
+        .map(|(analysis, signals)| AnalysisInputs {
+            analysis: analysis.to_string(),
+            metrics: signals
+                .iter()
+                .map(|s| {
+                    let r = cat.get(*s);
+                    MetricStatus {
+                        signal: r.key.to_string(),
+                        status: status_word(r.status).to_string(),
+                        used: r.used.iter().map(|n| n.to_string()).collect(),
+                        notes: r.notes.clone(),
+                    }
+                })
+                .collect(),
+        })
+        .collect();
+    for r in &cat.signals {
+        if r.status == Status::Aliased {
+            notes.push(note(
+                "fallback",
+                r.key,
+                format!("{} read from {}", r.title, r.used.join(", ")),
+            ));
+        }
+        for n in &r.notes {
+            if n.contains("duplicate series") {
+                notes.push(note("duplicate_series", r.key, n.clone()));
+            }
+        }
+    }
+    for (analysis, signals) in INPUTS {
+        for s in signals {
+            let r = cat.get(*s);
+            // Absent by design: no XID so far; the V0 lifetime gauge where
+            // the windowed counters exist.
+            let expected_absent = *s == Signal::Xid
+                || (*s == Signal::PrefixHitRateLifetime
+                    && cat.get(Signal::PrefixHits).status != Status::Missing);
+            if r.status == Status::Missing && !expected_absent {
+                notes.push(note(
+                    "missing_metric",
+                    r.key,
+                    format!(
+                        "{} ({analysis}) is not in the capture: shown as missing, not as 0",
+                        r.title
+                    ),
+                ));
+            }
+        }
+    }
+    notes.dedup();
+    // Resets.
+    let mut resets = 0;
+    for s in COUNTERS {
+        resets += q.counter(s).resets;
+    }
+    for s in HISTOGRAMS {
+        for g in q.histogram(s).groups {
+            resets += g
+                .windows
+                .iter()
+                .flatten()
+                .map(|w| w.resets as usize)
+                .sum::<usize>();
+        }
+    }
+    if resets > 0 {
+        notes.push(note("reset", "bundle", format!("{resets} counter resets (restarts): read as restarts from zero, never as negative increases")));
+    }
+    // Gaps.
+    let mut gap_windows = BTreeMap::new();
+    for cov in q.coverage() {
+        let n = cov.windows.iter().filter(|w| w.has_gap()).count();
+        gap_windows.insert(cov.target.clone(), n);
+        if n > 0 {
+            let failed: u32 = cov.windows.iter().map(|w| w.failed).sum();
+            notes.push(note("gap", &cov.target, format!("{n} window(s) with missing or failed scrapes ({failed} failed scrapes recorded); figures there cover less time and outages are not bridged")));
+        }
+    }
+    // Clock skew between targets: the typical offset between their scrapes.
+    let targets = store.targets();
+    if targets.len() > 1 {
+        let base = targets[0].sample_times();
+        for t in &targets[1..] {
+            let times = t.sample_times();
+            let mut offsets: Vec<i64> = times
+                .iter()
+                .filter_map(|&x| {
+                    let i = base.partition_point(|&b| b < x);
+                    [i.checked_sub(1), Some(i)]
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|j| base.get(j))
+                        .map(|&b| x - b)
+                        .min_by_key(|d| d.abs())
+                })
+                .collect();
+            offsets.sort_unstable();
+            if let Some(&median) = offsets.get(offsets.len() / 2)
+                && median.abs() >= 5_000
+            {
+                notes.push(note("clock_skew", t.name(), format!("{} is scraped {:.1} s apart from {} on median: per-window figures joining the two are offset by that much", t.name(), median as f64 / 1000.0, targets[0].name())));
+            }
+        }
+    }
+    for w in store.warnings() {
+        notes.push(note("duplicate_series", "store", w.to_string()));
+    }
+    for s in layout_mismatch {
+        notes.push(note("bucket_layouts", s.key(), format!("{}: instances with different bucket layouts; quantiles are computed per layout, never across", s.info().title)));
+    }
+    // Known bugs of the inferred release.
+    if let (Some(lo), Some(hi)) = (era.min_version, era.max_version) {
+        let within = |v: Version| lo <= v && v <= hi;
+        let overlaps = |a: Version, b: Version| lo <= b && a <= hi;
+        if within(Version(0, 5, 1)) {
+            notes.push(note(
+                "known_bug",
+                "ttft",
+                "vLLM 0.5.1 reports time to first token as ≈ 0 s (vllm#6337)".into(),
+            ));
+        }
+        if within(Version(0, 5, 3)) {
+            notes.push(note("known_bug", "ttft", "vLLM 0.5.3 counts more TTFT observations than finished requests (vllm#8115): TTFT _count is not a request count".into()));
+        }
+        if era.engine == Engine::V1 && overlaps(Version(0, 10, 0), Version(0, 34, 0)) {
+            notes.push(note("known_bug", "finished_requests", "client disconnects are not counted as aborts and are missing from per-request histograms (vllm#31503, #55634)".into()));
+        }
+        if overlaps(Version(0, 20, 0), Version(0, 20, 99)) {
+            notes.push(note(
+                "known_bug",
+                "request_generation_tokens",
+                "generated tokens per request drift slightly from the counter in 0.20 (vllm#41368)"
+                    .into(),
+            ));
+        }
+    }
+    // dcgm-exporter's collect interval longer than the scrape interval.
+    for s in [Signal::Power, Signal::Energy] {
+        for sid in cat.get(s).series() {
+            let series = store.series(sid);
+            let r = repeats(series.values());
+            if r >= 0.3 {
+                notes.push(note("collect_interval", s.key(), format!("{:.0} % of consecutive {} scrapes repeat the last value: dcgm-exporter's collect interval (default 30 s) is longer than the scrape interval, so per-window GPU figures move in steps", r * 100.0, store.series_name(sid))));
+                break;
+            }
+        }
+    }
+    let diagnostics = loaded.diagnostics.len();
+    for d in loaded.diagnostics.iter().take(10) {
+        notes.push(note("diagnostic", &d.file, d.to_string()));
+    }
+    DataQuality {
+        vllm_version: version,
+        inputs,
+        notes,
+        resets,
+        gap_windows,
+        diagnostics,
+    }
+}
