@@ -4,4 +4,4 @@ set -eu
 cd "$(dirname "$0")/.."
 
 scripts/setup.sh
-cargo run --release --quiet -- inspect samples/a10g-qwen3b-ramp.zip
+cargo run --release --quiet -- report samples/a10g-qwen3b-ramp.zip

@@ -166,3 +166,78 @@ fn limits_are_configurable_from_the_command_line() {
     );
     assert_eq!(out.status.code(), Some(2));
 }
+
+fn sample(name: &str) -> String {
+    crate::support::root()
+        .join(format!("samples/{name}.zip"))
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// `report --json FILE` writes the model; the text form lists the scorecard.
+#[test]
+fn report_writes_the_model_and_prints_the_scorecard() {
+    let dir = temp_dir("cli-report");
+    let out = dir.join("report.json");
+    let o = lens(
+        &[
+            "report",
+            &sample("a10g-qwen3b-ramp"),
+            "--json",
+            out.to_str().expect("utf-8"),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&out).expect("written")).expect("JSON");
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["slo"].as_array().expect("slo").len(), 4);
+    assert_eq!(v["bundle"]["sha256"].as_str().map(str::len), Some(64));
+    let o = lens(&["report", &sample("a10g-qwen3b-ramp")], None);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("SLO scorecard") && text.contains("PASS"),
+        "{text}"
+    );
+    assert!(text.contains("Raise the client's max_tokens"), "{text}");
+}
+
+/// Exit codes: 1 when an SLO fails under --fail-on-slo, 0 without it, 2 for
+/// unusable input or a bad flag.
+#[test]
+fn report_exit_codes() {
+    let saturated = sample("saturated");
+    let o = lens(&["report", &saturated, "--fail-on-slo"], None);
+    assert_eq!(o.status.code(), Some(1));
+    let o = lens(&["report", &saturated], None);
+    assert_eq!(o.status.code(), Some(0));
+    // Loose enough SLOs pass.
+    let o = lens(
+        &[
+            "report",
+            &sample("a10g-qwen3b-ramp"),
+            "--fail-on-slo",
+            "--slo",
+            "ttft-p95=2s",
+            "--slo",
+            "error-abort=1%",
+            "--window",
+            "5m",
+        ],
+        None,
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = lens(&["report", &saturated, "--slo", "latency=3"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown SLO"));
+    let o = lens(&["report", &saturated, "--window", "5s"], None);
+    assert_eq!(o.status.code(), Some(2));
+    let o = lens(&["report", "/nonexistent/bundle.zip"], None);
+    assert_eq!(o.status.code(), Some(2));
+}

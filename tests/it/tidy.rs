@@ -22,12 +22,13 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// The crates that form the sans-IO core.
-const CORE_CRATES: [&str; 6] = [
+const CORE_CRATES: [&str; 7] = [
     "crates/expo",
     "crates/store",
     "crates/bundle",
     "crates/catalog",
     "crates/query",
+    "crates/analysis",
     "crates/core",
 ];
 

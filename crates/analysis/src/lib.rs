@@ -447,3 +447,12 @@ fn deployment(
             .unwrap_or_default(),
     }
 }
+
+/// The JSON Schema of [`Report`] (draft 2020-12), as committed in
+/// `docs/report-schema.json`.
+pub fn json_schema() -> String {
+    let schema = schemars::schema_for!(Report);
+    let mut text = serde_json::to_string_pretty(&schema).expect("a schema serialises");
+    text.push('\n');
+    text
+}
