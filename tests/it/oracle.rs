@@ -571,3 +571,46 @@ fn jitter_gaps_extrapolation_is_measured() {
     println!("jitter-gaps: largest difference from Prometheus' rate[1m]: {worst:.2} %");
     assert!(!lines.is_empty());
 }
+
+/// The alert rules the report suggests are valid Prometheus rule files
+/// (`promtool check rules`), spelled with each era's metric names.
+#[test]
+fn suggested_alert_rules_pass_promtool() {
+    if !oracle_available() {
+        return;
+    }
+    let dir = temp_dir("oracle-rules");
+    let mut checked = 0;
+    for name in ["a10g-qwen3b-ramp", "v0-legacy", "saturated", "pod-restart"] {
+        let loaded = load_sample(name);
+        let report = vllm_lens_core::analysis::analyse(
+            &loaded,
+            &vllm_lens_core::analysis::BundleMeta::default(),
+            &vllm_lens_core::analysis::Settings::default(),
+        )
+        .expect("report");
+        for rec in &report.recommendations {
+            for (i, s) in rec.snippets.iter().enumerate() {
+                if s.kind != "prometheus-rule" {
+                    continue;
+                }
+                let path = dir.join(format!("{name}-{}-{i}.yml", rec.id));
+                std::fs::write(&path, &s.text).expect("write rule");
+                let out = Command::new("promtool")
+                    .args(["check", "rules"])
+                    .arg(&path)
+                    .output()
+                    .expect("promtool runs");
+                assert!(
+                    out.status.success(),
+                    "{name} {}: {}\n{}",
+                    rec.id,
+                    String::from_utf8_lossy(&out.stdout),
+                    s.text
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 6, "only {checked} rule files checked");
+}
