@@ -38,14 +38,20 @@ enum Command {
     },
     /// Analyse a bundle: SLO scorecard, what to do, the six analyses.
     #[command(
-        after_help = "Examples:\n  vllm-lens report capture.zip\n  vllm-lens report capture.zip --json report.json\n  vllm-lens report capture.zip --window 5m --slo ttft-p95=500ms --slo error-abort=1% --fail-on-slo\n\nSLO names: ttft-p95 (ms or s), itl-p95 (ms or s), queue-at (concurrent requests), error-abort (%).\nExit codes: 0 done; 1 an SLO failed and --fail-on-slo was given; 2 the input could not be used."
+        after_help = "Examples:\n  vllm-lens report capture.zip\n  vllm-lens report capture.zip -o report.html --md summary.md --json report.json\n  vllm-lens report capture.zip --window 5m --slo ttft-p95=500ms --slo error-abort=1% --fail-on-slo\n\nSLO names: ttft-p95 (ms or s), itl-p95 (ms or s), queue-at (concurrent requests), error-abort (%).\nExit codes: 0 done; 1 an SLO failed and --fail-on-slo was given; 2 the input could not be used."
     )]
     Report {
         /// A .zip, .tar.gz/.tgz, .tar, a folder, a single scrape file, or `-` for stdin.
         bundle: String,
+        /// Write the report as one self-contained HTML file (`-` for stdout).
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<String>,
         /// Write the report model as JSON to this file (`-` for stdout).
         #[arg(long, value_name = "FILE")]
         json: Option<String>,
+        /// Write a Markdown summary for a ticket to this file (`-` for stdout).
+        #[arg(long, value_name = "FILE")]
+        md: Option<String>,
         /// Window width: 15s to 1h.
         #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = parse_window)]
         window: i64,
@@ -211,7 +217,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Report {
             bundle,
+            output,
             json,
+            md,
             window,
             slo,
             fail_on_slo,
@@ -239,20 +247,29 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let report = vllm_lens_core::analysis::analyse(&loaded, &meta, &settings)
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
             let mut stdout = std::io::stdout().lock();
-            match json.as_deref() {
-                Some(path) => {
-                    let mut text =
-                        serde_json::to_string_pretty(&report).context("serialising the report")?;
-                    text.push('\n');
-                    if path == "-" {
-                        write_out(&mut stdout, &text)?;
-                    } else {
-                        std::fs::write(path, text)
-                            .with_context(|| format!("{path}: cannot be written"))?;
-                        eprintln!("vllm-lens: wrote {path}");
-                    }
+            let outputs = [
+                (
+                    output.as_deref(),
+                    vllm_lens_core::render::html as fn(&_) -> String,
+                ),
+                (json.as_deref(), vllm_lens_core::render::json),
+                (md.as_deref(), vllm_lens_core::render::markdown),
+            ];
+            let mut wrote = false;
+            for (path, render) in outputs {
+                let Some(path) = path else { continue };
+                wrote = true;
+                let text = render(&report);
+                if path == "-" {
+                    write_out(&mut stdout, &text)?;
+                } else {
+                    std::fs::write(path, text)
+                        .with_context(|| format!("{path}: cannot be written"))?;
+                    eprintln!("vllm-lens: wrote {path}");
                 }
-                None => write_out(&mut stdout, &vllm_lens_core::report::to_text(&report))?,
+            }
+            if !wrote {
+                write_out(&mut stdout, &vllm_lens_core::report::to_text(&report))?;
             }
             let failed = report
                 .slo

@@ -17,6 +17,8 @@ mod oracle;
 mod parse;
 /// Keeps the decision to write our own parser honest: what `prometheus-parse` loses.
 mod prometheus_parse;
+/// The rendered report: golden HTML/Markdown/JSON, safety, size.
+mod render;
 /// The report model: golden expectations per sample, reference figures, schema.
 mod report;
 /// The simulator: reproducible samples, clean scrapes, conservation, reference figures.

@@ -22,13 +22,14 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// The crates that form the sans-IO core.
-const CORE_CRATES: [&str; 7] = [
+const CORE_CRATES: [&str; 8] = [
     "crates/expo",
     "crates/store",
     "crates/bundle",
     "crates/catalog",
     "crates/query",
     "crates/analysis",
+    "crates/render",
     "crates/core",
 ];
 

@@ -31,6 +31,7 @@ mod quality;
 mod recommend;
 mod rows;
 mod slo;
+pub mod time;
 mod timeline;
 
 use analyses::{Ctx, FleetWindow};

@@ -573,6 +573,8 @@ pub struct DataQuality {
     pub vllm_version: String,
     /// Per analysis.
     pub inputs: Vec<AnalysisInputs>,
+    /// Every signal of the catalogue: found, aliased (which name) or missing.
+    pub inventory: Vec<MetricStatus>,
     /// Notes, most important first.
     pub notes: Vec<QualityNote>,
     /// Counter resets seen (all series).

@@ -301,9 +301,20 @@ pub(crate) fn data_quality(
     for d in loaded.diagnostics.iter().take(10) {
         notes.push(note("diagnostic", &d.file, d.to_string()));
     }
+    let inventory = cat
+        .signals
+        .iter()
+        .map(|r| MetricStatus {
+            signal: r.key.to_string(),
+            status: status_word(r.status).to_string(),
+            used: r.used.iter().map(|n| n.to_string()).collect(),
+            notes: r.notes.clone(),
+        })
+        .collect();
     DataQuality {
         vllm_version: version,
         inputs,
+        inventory,
         notes,
         resets,
         gap_windows,

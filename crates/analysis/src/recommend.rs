@@ -161,7 +161,7 @@ pub(crate) fn recommend(
                 Snippet {
                     kind: "keda".into(),
                     text: format!(
-                        "triggers:\n  - type: prometheus\n    metadata:\n      serverAddress: http://prometheus.monitoring.svc:9090\n      query: max({kv}{model_sel})\n      threshold: \"0.6\"\n  - type: prometheus\n    metadata:\n      serverAddress: http://prometheus.monitoring.svc:9090\n      query: sum({waiting}{model_sel})\n      threshold: \"1\"\n"
+                        "# set serverAddress to your Prometheus (the in-cluster service URL)\ntriggers:\n  - type: prometheus\n    metadata:\n      serverAddress: ${{PROMETHEUS_URL}}\n      query: max({kv}{model_sel})\n      threshold: \"0.6\"\n  - type: prometheus\n    metadata:\n      serverAddress: ${{PROMETHEUS_URL}}\n      query: sum({waiting}{model_sel})\n      threshold: \"1\"\n"
                     ),
                 },
             ],

@@ -136,7 +136,7 @@ pub(crate) fn outcomes(i: &Inputs) -> Outcomes {
         }
     }
     let count = |r: &str| i.reasons.get(r).map(|x| x.increase);
-    let total: f64 = i.reasons.values().map(|x| x.increase).sum();
+    let total: f64 = 0.0 + i.reasons.values().map(|x| x.increase).sum::<f64>();
     let error_abort_pct = (!i.reasons.is_empty() && total > 0.0)
         .then(|| 100.0 * (count("abort").unwrap_or(0.0) + count("error").unwrap_or(0.0)) / total);
     let stop_to_length = ratio(count("stop"), count("length"));
@@ -155,13 +155,15 @@ pub(crate) fn outcomes(i: &Inputs) -> Outcomes {
                 .insert(status.clone(), v);
         }
     }
-    let http_total: f64 = i.http_status.values().map(|x| x.increase).sum();
+    // (`Iterator::sum` of no floats is −0.0.)
+    let http_total: f64 = 0.0 + i.http_status.values().map(|x| x.increase).sum::<f64>();
     let http_errors: f64 = i
         .http_status
         .iter()
         .filter(|(s, _)| s.starts_with('4') || s.starts_with('5'))
         .map(|(_, x)| x.increase)
-        .sum();
+        .sum::<f64>()
+        + 0.0;
     Outcomes {
         completions_per_min: completions,
         error_abort_pct,

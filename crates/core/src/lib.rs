@@ -21,6 +21,8 @@ inventory of [`inspect`]; rates, analyses and the report follow.
 * [`analysis::analyse`] makes the [`analysis::Report`]: per-window rows,
   the six analyses, the SLO scorecard, recommendations, timeline and data
   quality; [`report::to_text`] prints its gist for a terminal.
+* [`render`] prints a report as one self-contained HTML file, Markdown or
+  JSON (re-exported from [`render`]).
 * [`sha256_hex`] fingerprints a bundle's bytes for the report header.
 * [`openmetrics::write`] writes a store as OpenMetrics with timestamps, for
   `promtool tsdb create-blocks-from openmetrics`.
@@ -49,9 +51,9 @@ assert_eq!(inventory.samples, 1);
 pub mod inspect;
 pub mod openmetrics;
 pub mod report;
-pub mod time;
 
 pub use vllm_lens_analysis as analysis;
+pub use vllm_lens_analysis::time;
 pub use vllm_lens_bundle as bundle;
 pub use vllm_lens_bundle::{
     Diagnostic, Error, ErrorKind, FileInfo, FileSource, Input, Limits, Loaded, MemoryFiles,
@@ -60,6 +62,7 @@ pub use vllm_lens_bundle::{
 pub use vllm_lens_catalog as catalog;
 pub use vllm_lens_expo as expo;
 pub use vllm_lens_query as query;
+pub use vllm_lens_render as render;
 pub use vllm_lens_store as store;
 
 /// SHA-256 of `bytes`, lowercase hex.
