@@ -18,3 +18,27 @@ if ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends prometheus >/dev/null
     $sudo pkill -u prometheus -x prometheus 2>/dev/null || true
 fi
+
+# The browser app: trunk 0.21.14 (0.22 needs a newer rustc), wasm-bindgen-cli
+# at exactly the web crate's wasm-bindgen version, binaryen's wasm-opt and a
+# Chromium driver from npm (never Debian's binaryen, never a downloaded
+# browser), Debian's chromium for the browser tests.
+if ! command -v trunk >/dev/null 2>&1 || ! trunk --version | grep -q ' 0\.21\.14'; then
+    echo "setup: installing trunk 0.21.14" >&2
+    cargo install trunk --version 0.21.14 --locked
+fi
+if ! command -v wasm-bindgen >/dev/null 2>&1 || ! wasm-bindgen --version | grep -q ' 0\.2\.130'; then
+    echo "setup: installing wasm-bindgen-cli 0.2.130" >&2
+    cargo install wasm-bindgen-cli --version 0.2.130
+fi
+if [ ! -x web/tools/node_modules/.bin/wasm-opt ] || [ ! -d web/tools/node_modules/playwright-core ]; then
+    echo "setup: installing binaryen and playwright-core from npm (web/tools)" >&2
+    (cd web/tools && npm install --no-audit --no-fund --silent)
+fi
+if ! command -v chromium >/dev/null 2>&1; then
+    echo "setup: installing Debian's chromium (browser tests)" >&2
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq >/dev/null 2>&1 || true
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium chromium-driver >/dev/null
+fi

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Every test: formatting, lints, unit and integration tests, the core's
 # wasm32 build, and the parser benchmark in quick mode (figures printed,
-# never asserted), and the generation of the simulated `day` workload (its
-# time printed).
+# never asserted), the generation of the simulated `day` workload and its
+# report (times printed, HTML size checked), and the browser app: built with
+# trunk offline and tested end to end in headless Chromium.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -15,13 +16,24 @@ cargo bench -p vllm-lens-expo --bench parse -- --quick
 # The 24-hour simulated workload: its generation time is printed (target
 # < 60 s), and its HTML report must stay under 3 MB.
 day=$(mktemp -d)
+cargo build --release --quiet
 cargo run --release --quiet -p vllm-lens-sim -- samples/scenarios/day.toml -o "$day" --no-truth
-start=$(date +%s)
-cargo run --release --quiet -- report "$day/day.zip" -o "$day/day.html"
+t0=$(date +%s%N)
+target/release/vllm-lens report "$day/day.zip" -o "$day/day.html"
+native=$(awk "BEGIN { printf \"%.2f\", ($(date +%s%N) - $t0) / 1e9 }")
 size=$(wc -c < "$day/day.html")
-echo "day: report in $(( $(date +%s) - start )) s, HTML $size bytes"
-rm -rf "$day"
+echo "day: native report in $native s, HTML $size bytes"
 if [ "$size" -ge 3000000 ]; then
     echo "day: the HTML report is $size bytes, over the 3 MB budget" >&2
     exit 1
 fi
+
+# The browser app: build it offline, then drive it in headless Chromium and
+# hold it against the CLI on every sample and on the day bundle.
+scripts/web-build.sh
+cli=$(mktemp -d)
+(cd samples && for z in *.zip; do
+    ../target/release/vllm-lens report "$z" --json "$cli/${z%.zip}.json" -o "$cli/${z%.zip}.html" 2>/dev/null
+done)
+node web/tests/e2e.mjs dist "$cli" "$day/day.zip" "$native"
+rm -rf "$day" "$cli"

@@ -137,3 +137,53 @@ fn core_crates_build_for_wasm_in_the_test_script() {
         "scripts/test.sh must build the core for wasm32"
     );
 }
+
+/// The web crate can reach no network API: its web-sys features hold no
+/// networking type, and the page's scripts call none.
+#[test]
+fn the_web_shell_has_no_networking() {
+    let manifest = std::fs::read_to_string(root().join("web/Cargo.toml")).expect("web/Cargo.toml");
+    let line = manifest
+        .lines()
+        .find(|l| l.starts_with("web-sys"))
+        .expect("web-sys dependency line");
+    let features = line.split("features").nth(1).unwrap_or("");
+    for forbidden in [
+        "\"Request",
+        "\"Response",
+        "\"Headers",
+        "XmlHttpRequest",
+        "WebSocket",
+        "EventSource",
+        "RtcPeerConnection",
+        "Navigator",
+        "Fetch",
+    ] {
+        assert!(
+            !features.contains(forbidden),
+            "web/Cargo.toml enables a networking type in web-sys: {forbidden}"
+        );
+    }
+    for file in [
+        "web/app.js",
+        "web/worker.js",
+        "web/src/lib.rs",
+        "index.html",
+    ] {
+        let text = std::fs::read_to_string(root().join(file)).expect(file);
+        for call in [
+            "fetch(",
+            "XMLHttpRequest",
+            "WebSocket",
+            "EventSource",
+            "sendBeacon",
+            "importScripts",
+            "http://",
+            "https://",
+        ] {
+            assert!(!text.contains(call), "{file} uses `{call}`");
+        }
+    }
+    let html = std::fs::read_to_string(root().join("index.html")).expect("index.html");
+    assert!(html.contains("connect-src 'none'") && html.contains("default-src 'none'"));
+}

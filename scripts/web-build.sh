@@ -1,0 +1,8 @@
+#!/bin/sh
+# Builds the browser app offline: dist/index.html and dist/vllm-lens.html,
+# each the whole app in one file. Tools come from PATH and web/tools.
+set -eu
+cd "$(dirname "$0")/.."
+PATH="$PWD/web/tools/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+export PATH
+trunk build --release

@@ -1,0 +1,208 @@
+// The page: drop zone, file pickers, settings, the report in a sandboxed
+// iframe, downloads. All analysis runs in a Web Worker built from inline
+// sources; nothing is fetched and nothing is sent anywhere.
+(() => {
+  'use strict';
+  const $ = (id) => document.getElementById(id);
+  const state = { worker: null, rendered: null, name: null, pending: null, started: 0, frameUrl: null };
+  window.vllmLens = state; // a handle for the browser tests
+
+  const setState = (s) => { document.body.dataset.state = s; };
+  const status = (text) => { $('status').textContent = text; };
+  const progress = (done, total) => {
+    const p = $('progress');
+    if (total > 0) { p.max = total; p.value = done; } else { p.removeAttribute('value'); }
+  };
+  const mb = (n) => (n / 1048576).toFixed(n < 10485760 ? 1 : 0) + ' MiB';
+
+  function settings() {
+    return {
+      window_ms: Number($('window').value),
+      ttft_p95_ms: Number($('ttft').value),
+      itl_p95_ms: Number($('itl').value),
+      queue_concurrency: Number($('queue').value),
+      error_abort_pct: Number($('errab').value),
+    };
+  }
+
+  function workerSource() {
+    let glue = $('vllm-lens-glue').textContent;
+    glue = glue
+      .replace(/import\.meta\.url/g, 'self.location.href')
+      .replace(/^export default /gm, 'const __vllmLensDefault = ')
+      .replace(/^export \{[^}]*\};?$/gm, '')
+      .replace(/^export /gm, '');
+    return glue + '\n' + $('vllm-lens-worker').textContent;
+  }
+
+  function startWorker() {
+    if (state.worker) state.worker.terminate();
+    const url = URL.createObjectURL(new Blob([workerSource()], { type: 'text/javascript' }));
+    const w = new Worker(url);
+    URL.revokeObjectURL(url);
+    w.onmessage = onMessage;
+    w.onerror = (e) => { showError(e.message || 'the analysis stopped unexpectedly', []); startWorker(); };
+    state.ready = false;
+    w.postMessage({ type: 'init', wasm: $('vllm-lens-wasm').textContent.trim() });
+    state.worker = w;
+  }
+
+  function showError(message, diagnostics) {
+    const panel = $('errors');
+    panel.hidden = false;
+    $('error-message').textContent = message || '';
+    const list = $('error-list');
+    list.textContent = '';
+    for (const d of diagnostics) {
+      const li = document.createElement('li');
+      li.textContent = d.file + (d.line ? ':' + d.line : '') + ': ' + d.message;
+      li.className = 'diag ' + d.severity;
+      list.appendChild(li);
+    }
+    $('error-count').textContent = diagnostics.length ? diagnostics.length + ' problem(s) in the bundle; the rest was analysed.' : '';
+  }
+
+  function onMessage(event) {
+    const m = event.data;
+    if (m.type === 'ready') {
+      $('version').textContent = 'vLLM Lens ' + m.version;
+      state.ready = true;
+      if (document.body.dataset.state === 'starting') setState('idle');
+      if (state.pending) { const p = state.pending; state.pending = null; p(); }
+    } else if (m.type === 'loaded') {
+      const diags = JSON.parse(m.diagnostics);
+      state.diagnostics = diags;
+      state.loads = (state.loads || 0) + 1;
+      $('errors').hidden = true;
+      if (diags.length) showError('', diags);
+      status('Analysing…');
+    } else if (m.type === 'report') {
+      state.rendered = { html: m.html, json: m.json, markdown: m.markdown };
+      state.reports = (state.reports || 0) + 1;
+      const frame = $('report');
+      if (state.frameUrl) URL.revokeObjectURL(state.frameUrl);
+      state.frameUrl = URL.createObjectURL(new Blob([m.html], { type: 'text/html' }));
+      frame.src = state.frameUrl;
+      frame.hidden = false;
+      for (const id of ['dl-html', 'dl-json', 'copy-md']) $(id).disabled = false;
+      const secs = (performance.now() - state.started) / 1000;
+      state.lastSeconds = secs;
+      status(state.name + ': report ready in ' + secs.toFixed(2) + ' s (analysis ' + (m.ms / 1000).toFixed(2) + ' s)');
+      progress(1, 1);
+      setState('ready');
+    } else if (m.type === 'error') {
+      state.errors = (state.errors || 0) + 1;
+      showError(m.message, []);
+      status('Could not analyse ' + (state.name || 'the input'));
+      progress(0, 1);
+      setState('error');
+      if (m.fatal) startWorker();
+    }
+  }
+
+  function run(message, transfer) {
+    setState('loading');
+    const go = () => state.worker.postMessage(Object.assign({ settings: settings() }, message), transfer || []);
+    if (!state.ready) state.pending = go; else go();
+  }
+
+  async function readFile(file, onBytes) {
+    const buf = new Uint8Array(file.size);
+    let at = 0;
+    const reader = file.stream().getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      buf.set(value, at);
+      at += value.length;
+      onBytes(value.length);
+    }
+    return buf.buffer;
+  }
+
+  async function load(files) {
+    // files: [{file, path}]
+    if (!files.length) return;
+    state.started = performance.now();
+    setState('loading');
+    $('errors').hidden = true;
+    const total = files.reduce((n, f) => n + f.file.size, 0);
+    let read = 0;
+    let count = 0;
+    const tick = (n) => { read += n; progress(read, total); status('Read ' + mb(read) + ' of ' + mb(total) + ' (' + count + ' of ' + files.length + ' files)'); };
+    const buffers = [];
+    for (const f of files) {
+      buffers.push(await readFile(f.file, tick));
+      count += 1;
+      tick(0);
+    }
+    status('Analysing…');
+    progress(0, 0);
+    if (files.length === 1 && !files[0].path.includes('/')) {
+      state.name = files[0].file.name;
+      run({ type: 'load-bytes', name: state.name, buffer: buffers[0] }, [buffers[0]]);
+    } else {
+      const top = files[0].path.split('/')[0];
+      state.name = files[0].path.includes('/') ? top : files.length + ' files';
+      run({ type: 'load-files', name: state.name, paths: files.map((f) => f.path), buffers }, buffers);
+    }
+  }
+
+  async function entries(entry, prefix, out) {
+    if (entry.isFile) {
+      const file = await new Promise((ok, ko) => entry.file(ok, ko));
+      out.push({ file, path: prefix + entry.name });
+    } else if (entry.isDirectory) {
+      const reader = entry.createReader();
+      for (;;) {
+        const batch = await new Promise((ok, ko) => reader.readEntries(ok, ko));
+        if (!batch.length) break;
+        for (const e of batch) await entries(e, prefix + entry.name + '/', out);
+      }
+    }
+  }
+
+  async function onDrop(e) {
+    e.preventDefault();
+    $('drop').classList.remove('over');
+    const items = [...(e.dataTransfer.items || [])];
+    const out = [];
+    const withEntries = items.map((i) => i.webkitGetAsEntry && i.webkitGetAsEntry()).filter(Boolean);
+    if (withEntries.length && withEntries.some((x) => x.isDirectory)) {
+      for (const en of withEntries) await entries(en, '', out);
+    } else {
+      for (const f of e.dataTransfer.files) out.push({ file: f, path: f.name });
+    }
+    load(out);
+  }
+
+  function download(text, name, type) {
+    const a = document.createElement('a');
+    a.href = URL.createObjectURL(new Blob([text], { type }));
+    a.download = name;
+    document.body.appendChild(a);
+    a.click();
+    setTimeout(() => { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
+  }
+  const base = () => (state.name || 'bundle').replace(/\.(zip|tar\.gz|tgz|tar|gz)$/i, '');
+
+  window.addEventListener('DOMContentLoaded', () => {
+    setState('starting');
+    const drop = $('drop');
+    drop.addEventListener('dragover', (e) => { e.preventDefault(); drop.classList.add('over'); });
+    drop.addEventListener('dragleave', () => drop.classList.remove('over'));
+    drop.addEventListener('drop', onDrop);
+    $('input').addEventListener('change', (e) => load([...e.target.files].map((f) => ({ file: f, path: f.name }))));
+    $('folder').addEventListener('change', (e) => load([...e.target.files].map((f) => ({ file: f, path: f.webkitRelativePath || f.name }))));
+    $('sample').addEventListener('click', () => { state.started = performance.now(); state.name = 'a10g-qwen3b-ramp.zip'; status('Analysing the sample…'); run({ type: 'sample' }); });
+    $('settings').addEventListener('change', () => { if (state.rendered) { state.started = performance.now(); setState('loading'); state.worker.postMessage({ type: 'render', settings: settings() }); } });
+    $('settings').addEventListener('submit', (e) => e.preventDefault());
+    $('dl-html').addEventListener('click', () => download(state.rendered.html, base() + '.report.html', 'text/html'));
+    $('dl-json').addEventListener('click', () => download(state.rendered.json, base() + '.report.json', 'application/json'));
+    $('copy-md').addEventListener('click', async () => {
+      try { await navigator.clipboard.writeText(state.rendered.markdown); status('Markdown copied.'); }
+      catch (_) { download(state.rendered.markdown, base() + '.report.md', 'text/markdown'); }
+    });
+    startWorker();
+  });
+})();

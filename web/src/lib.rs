@@ -1,0 +1,220 @@
+//! The browser shell: the sans-IO core behind wasm-bindgen. It runs inside a
+//! Web Worker (see `web/app.js`): the page hands it a bundle's bytes, it
+//! keeps the loaded bundle in a [`Session`] and renders the report for any
+//! settings without reading the bundle again. It performs no IO of its own:
+//! no network, no storage, no clock.
+
+use serde::{Deserialize, Serialize};
+use vllm_lens_core::analysis::{BundleMeta, Settings, SloThresholds, analyse};
+use vllm_lens_core::{Input, Loaded, MemoryFiles, Options, load, render, sha256_hex};
+use wasm_bindgen::prelude::*;
+
+/// The sample bundle, compiled into the app (never fetched).
+const SAMPLE: &[u8] = include_bytes!("../../samples/a10g-qwen3b-ramp.zip");
+/// The sample's file name.
+pub const SAMPLE_NAME: &str = "a10g-qwen3b-ramp.zip";
+
+/// Installs the panic hook, so a bug shows a message instead of a blank page.
+#[wasm_bindgen(start)]
+pub fn start() {
+    console_error_panic_hook::set_once();
+}
+
+/// The sample bundle's bytes.
+#[wasm_bindgen]
+pub fn sample_bundle() -> Vec<u8> {
+    SAMPLE.to_vec()
+}
+
+/// The sample bundle's file name.
+#[wasm_bindgen]
+pub fn sample_name() -> String {
+    SAMPLE_NAME.to_string()
+}
+
+/// The tool version.
+#[wasm_bindgen]
+pub fn version() -> String {
+    vllm_lens_core::VERSION.to_string()
+}
+
+/// Settings as the page's form sends them (JSON).
+#[derive(Debug, Deserialize)]
+#[serde(default)]
+pub struct PageSettings {
+    /// Window width, ms.
+    pub window_ms: i64,
+    /// TTFT p95 objective, ms.
+    pub ttft_p95_ms: f64,
+    /// Inter-token p95 objective, ms.
+    pub itl_p95_ms: f64,
+    /// Concurrency at which no queueing is expected.
+    pub queue_concurrency: f64,
+    /// Error + abort objective, %.
+    pub error_abort_pct: f64,
+}
+
+impl Default for PageSettings {
+    fn default() -> PageSettings {
+        let s = Settings::default();
+        PageSettings {
+            window_ms: s.window_ms,
+            ttft_p95_ms: s.slo.ttft_p95_ms,
+            itl_p95_ms: s.slo.itl_p95_ms,
+            queue_concurrency: s.slo.queue_concurrency,
+            error_abort_pct: s.slo.error_abort_pct,
+        }
+    }
+}
+
+impl PageSettings {
+    /// The core's settings.
+    pub fn settings(&self) -> Settings {
+        Settings {
+            window_ms: self.window_ms,
+            slo: SloThresholds {
+                ttft_p95_ms: self.ttft_p95_ms,
+                itl_p95_ms: self.itl_p95_ms,
+                queue_concurrency: self.queue_concurrency,
+                error_abort_pct: self.error_abort_pct,
+                ..SloThresholds::default()
+            },
+        }
+    }
+}
+
+/// A problem with one file (and line), for the page's error panel.
+#[derive(Debug, Serialize)]
+struct PanelDiagnostic {
+    file: String,
+    line: Option<u32>,
+    severity: String,
+    message: String,
+}
+
+/// A loaded bundle.
+#[wasm_bindgen]
+pub struct Session {
+    loaded: Loaded,
+    meta: BundleMeta,
+}
+
+fn js_error(e: impl std::fmt::Display) -> JsError {
+    JsError::new(&e.to_string())
+}
+
+#[wasm_bindgen]
+impl Session {
+    /// Loads one file: a `.zip`, `.tar.gz`, `.tar`, `.gz` or a single scrape.
+    #[wasm_bindgen(constructor)]
+    pub fn new(name: &str, bytes: &[u8]) -> Result<Session, JsError> {
+        let loaded = load(
+            Input::Bytes {
+                name,
+                bytes,
+                mtime_ms: None,
+            },
+            &Options::default(),
+        )
+        .map_err(js_error)?;
+        Ok(Session {
+            loaded,
+            meta: BundleMeta {
+                name: name.to_string(),
+                sha256: Some(sha256_hex(bytes)),
+            },
+        })
+    }
+
+    /// Loads several files (loose scrapes, or a folder's files with their
+    /// relative paths) as one bundle named `name`.
+    pub fn from_files(
+        name: &str,
+        paths: Vec<String>,
+        files: Vec<js_sys::Uint8Array>,
+    ) -> Result<Session, JsError> {
+        let mut source = MemoryFiles::default();
+        for (path, data) in paths.iter().zip(files) {
+            source.push(path, data.to_vec(), None);
+        }
+        let loaded = load(Input::Files(&mut source), &Options::default()).map_err(js_error)?;
+        Ok(Session {
+            loaded,
+            meta: BundleMeta {
+                name: name.to_string(),
+                sha256: None,
+            },
+        })
+    }
+
+    /// Every line or file that could not be read (JSON array of
+    /// `{file, line, severity, message}`), informational notes excluded.
+    pub fn diagnostics(&self) -> String {
+        let list: Vec<PanelDiagnostic> = self
+            .loaded
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity != vllm_lens_core::Severity::Info)
+            .map(|d| PanelDiagnostic {
+                file: d.file.clone(),
+                line: d.line,
+                severity: format!("{:?}", d.severity).to_lowercase(),
+                message: d.message.clone(),
+            })
+            .collect();
+        serde_json::to_string(&list).unwrap_or_else(|_| "[]".into())
+    }
+
+    /// Renders the report for `settings` (JSON of [`PageSettings`]).
+    pub fn report(&self, settings: &str) -> Result<Rendered, JsError> {
+        let page: PageSettings = serde_json::from_str(settings).map_err(js_error)?;
+        let report = analyse(&self.loaded, &self.meta, &page.settings()).map_err(js_error)?;
+        Ok(Rendered {
+            html: render::html(&report),
+            markdown: render::markdown(&report),
+            json: render::json(&report),
+        })
+    }
+}
+
+/// One rendering of the report.
+#[wasm_bindgen]
+pub struct Rendered {
+    html: String,
+    markdown: String,
+    json: String,
+}
+
+#[wasm_bindgen]
+impl Rendered {
+    /// The self-contained HTML report (what "Download report" saves).
+    #[wasm_bindgen(getter)]
+    pub fn html(&self) -> String {
+        self.html.clone()
+    }
+    /// The Markdown summary.
+    #[wasm_bindgen(getter)]
+    pub fn markdown(&self) -> String {
+        self.markdown.clone()
+    }
+    /// The report model as JSON.
+    #[wasm_bindgen(getter)]
+    pub fn json(&self) -> String {
+        self.json.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sample_renders_like_the_cli() {
+        let s = Session::new(SAMPLE_NAME, SAMPLE).unwrap_or_else(|_| panic!("loads"));
+        let r = s.report("{}").unwrap_or_else(|_| panic!("renders"));
+        assert!(r.html.contains("vllm-lens-report"));
+        let v: serde_json::Value = serde_json::from_str(&r.json).expect("json");
+        assert_eq!(v["bundle"]["name"], SAMPLE_NAME);
+        assert_eq!(s.diagnostics(), "[]");
+    }
+}

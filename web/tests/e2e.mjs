@@ -1,0 +1,238 @@
+// End-to-end tests of the browser app in Debian's headless Chromium, driven
+// by playwright-core (which never downloads a browser). Run by
+// scripts/test.sh after `scripts/web-build.sh`:
+//   node web/tests/e2e.mjs DIST_DIR CLI_OUT_DIR [DAY_ZIP NATIVE_DAY_SECONDS]
+// CLI_OUT_DIR holds `vllm-lens report` outputs (<name>.json, <name>.html)
+// for every sample, made with the same settings the page uses by default.
+import { createServer } from 'node:http';
+import { readFileSync, readdirSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const { chromium } = require('../tools/node_modules/playwright-core');
+
+const [distDir, cliDir, dayZip, nativeDaySeconds] = process.argv.slice(2);
+const root = resolve(new URL('../..', import.meta.url).pathname);
+const samplesDir = join(root, 'samples');
+const samples = readdirSync(samplesDir).filter((f) => f.endsWith('.zip')).sort();
+const tmp = mkdtempSync(join(tmpdir(), 'vllm-lens-e2e-'));
+let failures = 0;
+const results = [];
+
+async function check(name, fn) {
+  const t0 = Date.now();
+  try {
+    await fn();
+    results.push(`ok    ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+  } catch (e) {
+    failures += 1;
+    results.push(`FAIL  ${name}: ${e && e.stack ? e.stack.split('\n').slice(0, 4).join(' | ') : e}`);
+  }
+}
+
+// A static server that logs every request.
+const served = [];
+const server = createServer((req, res) => {
+  served.push(req.url);
+  const path = join(resolve(distDir), decodeURIComponent(req.url.split('?')[0]).replace(/^\/+/, '') || 'index.html');
+  try {
+    const body = readFileSync(path);
+    res.writeHead(200, { 'content-type': path.endsWith('.html') ? 'text/html; charset=utf-8' : 'application/octet-stream' });
+    res.end(body);
+  } catch {
+    res.writeHead(404);
+    res.end();
+  }
+});
+await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
+const origin = `http://127.0.0.1:${server.address().port}`;
+
+const browser = await chromium.launch({
+  executablePath: '/usr/bin/chromium',
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+
+async function openPage(url) {
+  const context = await browser.newContext({ acceptDownloads: true });
+  const page = await context.newPage();
+  const requests = [];
+  page.on('request', (r) => requests.push(r.url()));
+  const consoleErrors = [];
+  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+  page.on('pageerror', (e) => consoleErrors.push(String(e)));
+  await page.addInitScript(() => {
+    window.__longTasks = [];
+    try {
+      new PerformanceObserver((list) => { for (const e of list.getEntries()) window.__longTasks.push(e.duration); })
+        .observe({ type: 'longtask', buffered: true });
+    } catch (_) { /* no Long Tasks API */ }
+  });
+  await page.goto(url);
+  await page.waitForFunction(() => window.vllmLens && window.vllmLens.ready === true, null, { timeout: 60000 });
+  return { page, context, requests, consoleErrors };
+}
+
+const counter = (page, key) => page.evaluate((k) => window.vllmLens[k] || 0, key);
+async function waitCounter(page, key, before, timeout = 120000) {
+  await page.waitForFunction(([k, b]) => (window.vllmLens[k] || 0) > b, [key, before], { timeout });
+}
+const pageJson = async (page) => JSON.parse(await page.evaluate(() => window.vllmLens.rendered.json));
+
+async function dropFile(page, path, name) {
+  const b64 = readFileSync(path).toString('base64');
+  await page.evaluate(([data, fileName]) => {
+    const bin = atob(data);
+    const bytes = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    const dt = new DataTransfer();
+    dt.items.add(new File([bytes], fileName, { type: 'application/zip' }));
+    const drop = document.getElementById('drop');
+    drop.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    drop.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, [b64, name]);
+}
+
+function cliJson(name) {
+  return JSON.parse(readFileSync(join(cliDir, name.replace(/\.zip$/, '.json')), 'utf8'));
+}
+
+function sameReport(page, cli, name) {
+  assert.deepEqual(page.slo.map((s) => [s.id, s.status, s.value]), cli.slo.map((s) => [s.id, s.status, s.value]), `${name}: scorecard`);
+  const ids = (r) => r.analyses.flatMap((a) => a.findings.map((f) => f.id));
+  assert.deepEqual(ids(page), ids(cli), `${name}: finding ids`);
+  assert.deepEqual(page, cli, `${name}: the whole report model`);
+}
+
+for (const mode of ['served', 'file']) {
+  const url = mode === 'served' ? `${origin}/index.html` : `file://${resolve(distDir)}/vllm-lens.html`;
+  let session;
+  await check(`${mode}: the page starts`, async () => {
+    session = await openPage(url);
+  });
+  if (!session) continue;
+  const { page, requests, consoleErrors } = session;
+  await check(`${mode}: every sample through the file input equals the CLI`, async () => {
+    for (const s of samples) {
+      const before = await counter(page, 'reports');
+      await page.setInputFiles('#input', join(samplesDir, s));
+      await waitCounter(page, 'reports', before);
+      sameReport(await pageJson(page), cliJson(s), s);
+    }
+  });
+  await check(`${mode}: a simulated drop equals the CLI`, async () => {
+    for (const s of ['a10g-qwen3b-ramp.zip', 'two-replicas-rr.zip']) {
+      const before = await counter(page, 'reports');
+      await dropFile(page, join(samplesDir, s), s);
+      await waitCounter(page, 'reports', before);
+      sameReport(await pageJson(page), cliJson(s), s);
+    }
+  });
+  await check(`${mode}: the downloaded report is byte-identical to the CLI's`, async () => {
+    const before = await counter(page, 'reports');
+    await page.setInputFiles('#input', join(samplesDir, 'a10g-qwen3b-ramp.zip'));
+    await waitCounter(page, 'reports', before);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#dl-html')]);
+    const saved = join(tmp, `${mode}-report.html`);
+    await download.saveAs(saved);
+    assert.ok(readFileSync(saved).equals(readFileSync(join(cliDir, 'a10g-qwen3b-ramp.html'))), 'download differs from vllm-lens report');
+    const [dj] = await Promise.all([page.waitForEvent('download'), page.click('#dl-json')]);
+    const savedJson = join(tmp, `${mode}-report.json`);
+    await dj.saveAs(savedJson);
+    assert.ok(readFileSync(savedJson).equals(readFileSync(join(cliDir, 'a10g-qwen3b-ramp.json'))), 'JSON download differs');
+    const shown = await page.$eval('#report', (f) => f.getAttribute('sandbox'));
+    assert.equal(shown, '', 'the report iframe is sandboxed with no permission');
+  });
+  await check(`${mode}: changing the TTFT objective flips its verdict without re-reading`, async () => {
+    const loads = await counter(page, 'loads');
+    const verdict = async () => (await pageJson(page)).slo.find((s) => s.id === 'ttft_p95').status;
+    assert.equal(await verdict(), 'pass');
+    let before = await counter(page, 'reports');
+    await page.fill('#ttft', '50');
+    await page.dispatchEvent('#ttft', 'change');
+    await waitCounter(page, 'reports', before);
+    assert.equal(await verdict(), 'fail');
+    before = await counter(page, 'reports');
+    await page.fill('#ttft', '300');
+    await page.dispatchEvent('#ttft', 'change');
+    await waitCounter(page, 'reports', before);
+    assert.equal(await verdict(), 'pass');
+    assert.equal(await counter(page, 'loads'), loads, 'the bundle was read again');
+  });
+  await check(`${mode}: "Try the sample" works without any file`, async () => {
+    const before = await counter(page, 'reports');
+    await page.click('#sample');
+    await waitCounter(page, 'reports', before);
+    sameReport(await pageJson(page), cliJson('a10g-qwen3b-ramp.zip'), 'sample');
+  });
+  await check(`${mode}: a corrupt zip shows the error panel`, async () => {
+    const bad = join(tmp, 'corrupt.zip');
+    writeFileSync(bad, Buffer.concat([Buffer.from('PK\x03\x04'), Buffer.alloc(200, 7)]));
+    const before = await counter(page, 'errors');
+    await page.setInputFiles('#input', bad);
+    await waitCounter(page, 'errors', before);
+    assert.equal(await page.$eval('#errors', (e) => e.hidden), false);
+    assert.match(await page.$eval('#error-message', (e) => e.textContent), /corrupt\.zip/);
+    assert.equal(await page.evaluate(() => document.body.dataset.state), 'error');
+  });
+  await check(`${mode}: three bad lines give the report and three diagnostics`, async () => {
+    const good = readFileSync(join(root, 'tests/data/scrapes/vllm-v1-0.23-2engines.prom'), 'utf8');
+    const a = join(tmp, '1767225600000.prom');
+    const b = join(tmp, '1767225615000.prom');
+    writeFileSync(a, good);
+    writeFileSync(b, good.replace('\n', '\nthis is not a sample\n{broken\nvllm:num_requests_running{engine="0" 1\n'));
+    const before = await counter(page, 'reports');
+    await page.setInputFiles('#input', [a, b]);
+    await waitCounter(page, 'reports', before);
+    assert.equal(await page.$eval('#errors', (e) => e.hidden), false);
+    assert.equal(await page.$$eval('#error-list li', (l) => l.length), 3);
+    assert.equal(await page.evaluate(() => document.body.dataset.state), 'ready');
+  });
+  await check(`${mode}: responsiveness and time to report`, async () => {
+    // The instrument works: a deliberate 250 ms busy loop is seen.
+    await page.evaluate(() => { setTimeout(() => { const t = performance.now(); while (performance.now() - t < 250) { /* busy */ } }, 0); });
+    await page.waitForFunction(() => window.__longTasks.some((d) => d >= 250), null, { timeout: 5000 });
+    await page.evaluate(() => { window.__longTasks = []; });
+    let before = await counter(page, 'reports');
+    await page.setInputFiles('#input', join(samplesDir, 'a10g-qwen3b-ramp.zip'));
+    await waitCounter(page, 'reports', before);
+    const small = await page.evaluate(() => window.vllmLens.lastSeconds);
+    let line = `drop-to-report a10g-qwen3b-ramp: ${small.toFixed(2)} s`;
+    if (dayZip) {
+      before = await counter(page, 'reports');
+      await page.setInputFiles('#input', dayZip);
+      await waitCounter(page, 'reports', before, 600000);
+      const day = await page.evaluate(() => window.vllmLens.lastSeconds);
+      line += `; day: ${day.toFixed(2)} s`;
+      if (nativeDaySeconds) line += ` (native ${Number(nativeDaySeconds).toFixed(2)} s, WASM/native ${(day / Number(nativeDaySeconds)).toFixed(2)})`;
+    }
+    const tasks = await page.evaluate(() => window.__longTasks);
+    const longest = tasks.length ? Math.max(...tasks) : 0;
+    line += `; longest main-thread task ${longest.toFixed(0)} ms`;
+    results.push(`      ${mode}: ${line}`);
+    assert.ok(longest <= 200, `a main-thread task took ${longest} ms`);
+  });
+  await check(`${mode}: nothing left the page`, async () => {
+    const outside = requests.filter((u) => {
+      if (u.startsWith('blob:') || u.startsWith('data:')) return false;
+      return mode === 'served' ? !u.startsWith(`${origin}/index.html`) : u !== url;
+    });
+    assert.deepEqual(outside, [], 'requests beyond the page itself');
+    assert.deepEqual(consoleErrors.filter((e) => /Content Security Policy|Refused/.test(e)), [], 'CSP violations');
+  });
+  await session.context.close();
+}
+await check('served: the static server saw only the page', async () => {
+  assert.deepEqual([...new Set(served)], ['/index.html']);
+});
+
+await browser.close();
+server.close();
+console.log(results.join('\n'));
+if (failures) {
+  console.error(`e2e: ${failures} check(s) failed`);
+  process.exit(1);
+}
+console.log('e2e: all checks passed');

@@ -1,0 +1,49 @@
+// The Web Worker's own code, appended to the wasm-bindgen glue (with its
+// `export` keywords removed) to form the worker script. The page hands it
+// the wasm (base64) once, then bundles; it keeps the loaded bundle in a
+// Session and renders the report for any settings without re-reading it.
+let vllmLensSession = null;
+
+function vllmLensDecode(b64) {
+  const bin = atob(b64);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+function vllmLensRender(settings, t0) {
+  const r = vllmLensSession.report(JSON.stringify(settings));
+  const msg = { type: 'report', html: r.html, markdown: r.markdown, json: r.json, ms: performance.now() - t0 };
+  r.free();
+  self.postMessage(msg);
+}
+
+function vllmLensReplace(session) {
+  if (vllmLensSession) vllmLensSession.free();
+  vllmLensSession = session;
+  self.postMessage({ type: 'loaded', diagnostics: session.diagnostics() });
+}
+
+self.onmessage = (event) => {
+  const m = event.data;
+  const t0 = performance.now();
+  try {
+    if (m.type === 'init') {
+      initSync({ module: vllmLensDecode(m.wasm) });
+      self.postMessage({ type: 'ready', version: version() });
+    } else if (m.type === 'load-bytes') {
+      vllmLensReplace(new Session(m.name, new Uint8Array(m.buffer)));
+      vllmLensRender(m.settings, t0);
+    } else if (m.type === 'load-files') {
+      vllmLensReplace(Session.from_files(m.name, m.paths, m.buffers.map((b) => new Uint8Array(b))));
+      vllmLensRender(m.settings, t0);
+    } else if (m.type === 'sample') {
+      vllmLensReplace(new Session(sample_name(), sample_bundle()));
+      vllmLensRender(m.settings, t0);
+    } else if (m.type === 'render') {
+      if (vllmLensSession) vllmLensRender(m.settings, t0);
+    }
+  } catch (err) {
+    self.postMessage({ type: 'error', message: String((err && err.message) || err), fatal: err instanceof WebAssembly.RuntimeError });
+  }
+};
