@@ -122,8 +122,8 @@ for (const mode of ['served', 'file']) {
       sameReport(await pageJson(page), cliJson(s), s);
     }
   });
-  await check(`${mode}: a simulated drop equals the CLI`, async () => {
-    for (const s of ['a10g-qwen3b-ramp.zip', 'two-replicas-rr.zip']) {
+  await check(`${mode}: every sample through a simulated drop equals the CLI`, async () => {
+    for (const s of samples) {
       const before = await counter(page, 'reports');
       await dropFile(page, join(samplesDir, s), s);
       await waitCounter(page, 'reports', before);
