@@ -36,6 +36,21 @@ enum Command {
         #[command(flatten)]
         limits: LimitArgs,
     },
+    /// Write a bundle as OpenMetrics with a timestamp on every sample, for
+    /// `promtool tsdb create-blocks-from openmetrics` (then query it in your
+    /// own Prometheus and Grafana).
+    #[command(
+        after_help = "Examples:\n  vllm-lens export capture.zip --openmetrics capture.om\n  promtool tsdb create-blocks-from openmetrics capture.om ./data"
+    )]
+    Export {
+        /// A .zip, .tar.gz/.tgz, .tar, a folder, a single scrape file, or `-` for stdin.
+        bundle: String,
+        /// Where to write the OpenMetrics text (`-` for stdout).
+        #[arg(long, value_name = "FILE")]
+        openmetrics: String,
+        #[command(flatten)]
+        limits: LimitArgs,
+    },
     /// Analyse a bundle: SLO scorecard, what to do, the six analyses.
     #[command(
         after_help = "Examples:\n  vllm-lens report capture.zip\n  vllm-lens report capture.zip -o report.html --md summary.md --json report.json\n  vllm-lens report capture.zip --window 5m --slo ttft-p95=500ms --slo error-abort=1% --fail-on-slo\n\nSLO names: ttft-p95 (ms or s), itl-p95 (ms or s), queue-at (concurrent requests), error-abort (%).\nExit codes: 0 done; 1 an SLO failed and --fail-on-slo was given; 2 the input could not be used."
@@ -213,6 +228,43 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
                 other => other.context("writing to stdout")?,
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Export {
+            bundle,
+            openmetrics,
+            limits,
+        } => {
+            let loaded = input::load_path(&bundle, &limits.options())?;
+            for d in loaded
+                .diagnostics
+                .iter()
+                .filter(|d| d.severity != vllm_lens_core::Severity::Info)
+            {
+                eprintln!("vllm-lens: {d}");
+            }
+            let mut text = String::new();
+            let written = vllm_lens_core::openmetrics::write(&loaded.store, &mut text);
+            if openmetrics == "-" {
+                write_out(&mut std::io::stdout().lock(), &text)?;
+            } else {
+                std::fs::write(&openmetrics, text)
+                    .with_context(|| format!("{openmetrics}: cannot be written"))?;
+            }
+            eprintln!(
+                "vllm-lens: {} families, {} series, {} samples written{}",
+                written.families,
+                written.series,
+                written.samples,
+                if written.skipped_families > 0 {
+                    format!(
+                        " ({} families with names OpenMetrics cannot hold skipped)",
+                        written.skipped_families
+                    )
+                } else {
+                    String::new()
+                }
+            );
             Ok(ExitCode::SUCCESS)
         }
         Command::Report {

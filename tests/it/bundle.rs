@@ -691,3 +691,81 @@ fn zip_entry_times_are_the_last_resort() {
         "#]],
     );
 }
+
+/// A bundle exported from Prometheus (`query_range` JSON, one file per
+/// metric, as `collect.sh --from-prometheus` writes it) gives the same
+/// report figures as the captured scrapes it came from.
+#[test]
+fn prometheus_api_json_is_a_first_class_input() {
+    use vllm_lens_core::analysis::{BundleMeta, Settings, analyse};
+    let original = crate::engine::load_sample("pod-restart");
+    let store = &original.store;
+    let mut by_name: std::collections::BTreeMap<String, Vec<serde_json::Value>> =
+        std::collections::BTreeMap::new();
+    for (i, s) in store.all_series().iter().enumerate() {
+        let sid = vllm_lens_core::store::SeriesId(i as u32);
+        let mut metric = serde_json::Map::new();
+        let name = store.series_name(sid).to_string();
+        metric.insert("__name__".into(), name.clone().into());
+        for (k, v) in store.labels(sid) {
+            metric.insert(k.to_string(), v.to_string().into());
+        }
+        let values: Vec<serde_json::Value> = s
+            .times()
+            .iter()
+            .zip(s.values())
+            .map(|(t, v)| serde_json::json!([*t as f64 / 1000.0, format!("{v}")]))
+            .collect();
+        by_name
+            .entry(name)
+            .or_default()
+            .push(serde_json::json!({"metric": metric, "values": values}));
+    }
+    let files: Vec<(String, Vec<u8>)> = by_name
+        .into_iter()
+        .map(|(name, result)| {
+            let doc = serde_json::json!({"status": "success", "data": {"resultType": "matrix", "result": result}});
+            (
+                format!("prometheus/{}.json", name.replace(':', "_")),
+                serde_json::to_vec(&doc).expect("json"),
+            )
+        })
+        .collect();
+    let bytes = zip(&files, true);
+    let loaded = load(
+        Input::Bytes {
+            name: "from-prometheus.zip",
+            bytes: &bytes,
+            mtime_ms: None,
+        },
+        &Options::default(),
+    )
+    .expect("loads");
+    assert!(
+        loaded
+            .diagnostics
+            .iter()
+            .all(|d| d.severity == vllm_lens_core::Severity::Info),
+        "{:?}",
+        loaded.diagnostics
+    );
+    assert_eq!(loaded.scrape_files, files.len(), "{:?}", loaded.diagnostics);
+    assert_eq!(loaded.store.points(), store.points());
+    let meta = BundleMeta::default();
+    let a = analyse(&original, &meta, &Settings::default()).expect("report");
+    let b = analyse(&loaded, &meta, &Settings::default()).expect("report");
+    assert_eq!(a.summary.latency, b.summary.latency);
+    assert_eq!(a.summary.efficiency, b.summary.efficiency);
+    assert_eq!(a.summary.gpu, b.summary.gpu);
+    assert_eq!(
+        a.slo
+            .iter()
+            .map(|s| (s.id.clone(), s.status, s.value))
+            .collect::<Vec<_>>(),
+        b.slo
+            .iter()
+            .map(|s| (s.id.clone(), s.status, s.value))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(b.deployment.replicas.len(), 1);
+}

@@ -241,3 +241,38 @@ fn report_exit_codes() {
     let o = lens(&["report", "/nonexistent/bundle.zip"], None);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// `export --openmetrics` writes what promtool backfills.
+#[test]
+fn export_openmetrics_is_promtool_ready() {
+    let dir = temp_dir("cli-export");
+    let out = dir.join("capture.om");
+    let o = lens(
+        &[
+            "export",
+            &sample("pod-restart"),
+            "--openmetrics",
+            out.to_str().expect("utf-8"),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&out).expect("written");
+    assert!(text.ends_with("# EOF\n"));
+    assert!(text.contains("# TYPE vllm:generation_tokens counter"));
+    let has_promtool = Command::new("promtool")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if has_promtool {
+        let o = Command::new("promtool")
+            .args(["tsdb", "create-blocks-from", "openmetrics"])
+            .arg(&out)
+            .arg(dir.join("data"))
+            .output()
+            .expect("promtool runs");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let o = lens(&["export", "/nonexistent.zip", "--openmetrics", "-"], None);
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -45,6 +45,7 @@ mod limits;
 mod load;
 mod manifest;
 pub mod naming;
+mod prom_api;
 mod sniff;
 
 pub use container::{ContainerKind, FileInfo, FileSource, Input, MemoryFiles};

@@ -347,8 +347,60 @@ pub fn load(input: Input<'_>, options: &Options) -> Result<Loaded, Error> {
             Some((t, s)) => (Some(t), Some(s)),
             None => (None, None),
         };
+        if content == Content::PromApiJson {
+            match crate::prom_api::convert(&text) {
+                Err(message) => diagnostics.push(diag(
+                    path,
+                    None,
+                    Severity::Error,
+                    "bad_prometheus_json",
+                    format!("{message}; file skipped"),
+                )),
+                Ok(groups) => {
+                    for g in groups {
+                        let kind = exposition_kind(&g.text);
+                        let target = target_for(
+                            &mut store,
+                            &mut targets,
+                            manifest.as_ref(),
+                            &g.target,
+                            kind,
+                            false,
+                        );
+                        let ingested = store.ingest(target.0, &g.text, None);
+                        for d in &ingested.diagnostics {
+                            diagnostics.push(diag(
+                                path,
+                                None,
+                                Severity::Error,
+                                d.kind.code(),
+                                d.kind.to_string(),
+                            ));
+                        }
+                        let sources = time_sources.entry(target.1.clone()).or_default();
+                        if !sources.contains(&TimeSource::Samples) {
+                            sources.push(TimeSource::Samples);
+                        }
+                        if let Some((_, last)) = ingested.time_range {
+                            store.record_scrape(
+                                target.0,
+                                ScrapeRecord {
+                                    time_ms: last,
+                                    file: path.to_string(),
+                                    up: true,
+                                    error: None,
+                                    samples: ingested.samples,
+                                },
+                            );
+                        }
+                    }
+                    scrape_files += 1;
+                }
+            }
+            return Ok(());
+        }
         let (text, kind) = match content {
-            Content::Exposition => {
+            Content::Exposition | Content::PromApiJson => {
                 if !looks_like_scrape(&text) {
                     diagnostics.push(diag(
                         path,

@@ -14,6 +14,8 @@ pub enum Content {
     NvidiaSmiDmon,
     /// `dcgmi dmon`.
     DcgmiDmon,
+    /// A Prometheus HTTP API answer (`query_range` matrix) in JSON.
+    PromApiJson,
     /// Not text: an image, a PDF, an executable, a nested archive...
     Binary(&'static str),
 }
@@ -67,6 +69,9 @@ pub fn sniff(bytes: &[u8]) -> Content {
         .map(str::trim)
         .find(|l| !l.is_empty())
         .unwrap_or("");
+    if crate::prom_api::looks_like(&text) {
+        return Content::PromApiJson;
+    }
     if first.starts_with("#Entity") || first.starts_with("# Entity") {
         return Content::DcgmiDmon;
     }
