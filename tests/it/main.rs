@@ -9,6 +9,8 @@ mod bundle;
 mod catalog;
 /// The `vllm-lens` binary: commands, JSON shape, exit codes.
 mod cli;
+/// `scripts/collect.sh` against local fake endpoints, kubectl and Prometheus.
+mod collect;
 /// The rate and quantile engine and the catalogue on the samples.
 mod engine;
 /// Real Prometheus as the oracle for our increases, rates, quantiles and gauges.

@@ -1,0 +1,476 @@
+//! `scripts/collect.sh` against local servers on 127.0.0.1: a fake vLLM and
+//! dcgm-exporter serving the reference sample's scrapes one after the other,
+//! an unreachable target, a fake Prometheus API, a fake `kubectl`; the
+//! bundles it writes are then analysed by the CLI.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::support::{root, temp_dir};
+
+/// The reference sample's scrapes, by target, in time order.
+fn sample_scrapes() -> BTreeMap<String, Vec<String>> {
+    let bytes = std::fs::read(root().join("samples/a10g-qwen3b-ramp.zip")).expect("sample");
+    let mut z = zip::ZipArchive::new(std::io::Cursor::new(bytes)).expect("zip");
+    let mut out: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    for i in 0..z.len() {
+        let mut f = z.by_index(i).expect("entry");
+        let name = f.name().expect("name").to_string();
+        if !name.ends_with(".prom") {
+            continue;
+        }
+        let target = name.split('/').nth(1).expect("target").to_string();
+        let mut text = String::new();
+        f.read_to_string(&mut text).expect("text");
+        out.entry(target).or_default().push((name, text));
+    }
+    out.into_iter()
+        .map(|(k, mut v)| {
+            v.sort();
+            (k, v.into_iter().map(|x| x.1).collect())
+        })
+        .collect()
+}
+
+struct Server {
+    port: u16,
+    hits: Arc<Mutex<Vec<String>>>,
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'%' if i + 2 < b.len() => {
+                out.push(u8::from_str_radix(&s[i + 1..i + 3], 16).unwrap_or(b'?'));
+                i += 3;
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Serves `/vllm/metrics`, `/dcgm/metrics` (the next scrape each time),
+/// `/vllm/version`, `/vllm/v1/models` and `/api/v1/query_range`.
+fn serve() -> Server {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let scrapes = Arc::new(sample_scrapes());
+    let next: Arc<BTreeMap<String, AtomicUsize>> = Arc::new(
+        ["vllm-0", "dcgm-0"]
+            .iter()
+            .map(|t| (t.to_string(), AtomicUsize::new(0)))
+            .collect(),
+    );
+    let hits = Arc::new(Mutex::new(Vec::new()));
+    let h = hits.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+            let mut line = String::new();
+            if reader.read_line(&mut line).is_err() {
+                continue;
+            }
+            let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+            h.lock().expect("lock").push(path.clone());
+            let pick = |t: &str| {
+                let v = &scrapes[t];
+                let i = next[t].fetch_add(1, Ordering::SeqCst);
+                v[i.min(v.len() - 1)].clone()
+            };
+            let (status, body) = if path == "/vllm/metrics" {
+                ("200 OK", pick("vllm-0"))
+            } else if path == "/dcgm/metrics" {
+                ("200 OK", pick("dcgm-0"))
+            } else if path == "/vllm/version" {
+                ("200 OK", "{\"version\":\"0.23.0\"}".to_string())
+            } else if path == "/vllm/v1/models" {
+                ("200 OK", "{\"object\":\"list\",\"data\":[{\"id\":\"Qwen/Qwen2.5-3B-Instruct\",\"object\":\"model\"}]}".to_string())
+            } else if let Some(q) = path.strip_prefix("/api/v1/query_range?") {
+                let params: BTreeMap<String, String> = q
+                    .split('&')
+                    .filter_map(|kv| kv.split_once('='))
+                    .map(|(k, v)| (k.to_string(), percent_decode(v)))
+                    .collect();
+                ("200 OK", query_range(&scrapes, &params))
+            } else {
+                ("404 Not Found", String::new())
+            };
+            let mut s = stream;
+            let _ = write!(
+                s,
+                "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    Server { port, hits }
+}
+
+/// A fake Prometheus: the sample's series whose name matches the query's
+/// `__name__=~"PREFIX.*"`, with the sample's own times.
+fn query_range(
+    scrapes: &BTreeMap<String, Vec<String>>,
+    params: &BTreeMap<String, String>,
+) -> String {
+    let query = params.get("query").cloned().unwrap_or_default();
+    let prefix = query
+        .split("__name__=~\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .unwrap_or("")
+        .trim_end_matches(".*")
+        .to_string();
+    let mut series: BTreeMap<
+        String,
+        (
+            serde_json::Map<String, serde_json::Value>,
+            Vec<serde_json::Value>,
+        ),
+    > = BTreeMap::new();
+    let t0 = 1_767_225_600.0;
+    for (target, list) in scrapes {
+        let instance = if target.starts_with("vllm") {
+            "10.0.0.1:8000"
+        } else {
+            "node-1:9400"
+        };
+        for (i, text) in list.iter().enumerate() {
+            for ev in vllm_lens_expo::Parser::new(text) {
+                let vllm_lens_expo::Event::Sample(s) = ev else {
+                    continue;
+                };
+                if !s.name.starts_with(&prefix) || prefix.is_empty() {
+                    continue;
+                }
+                let entry = series
+                    .entry(format!("{instance}{}", s.key))
+                    .or_insert_with(|| {
+                        let mut m = serde_json::Map::new();
+                        m.insert("__name__".into(), s.name.into());
+                        m.insert("instance".into(), instance.into());
+                        m.insert("job".into(), target.split('-').next().unwrap_or("x").into());
+                        for l in s.labels.iter() {
+                            m.insert(l.name.to_string(), l.value().to_string().into());
+                        }
+                        (m, Vec::new())
+                    });
+                entry.1.push(serde_json::json!([
+                    t0 + 15.0 * i as f64,
+                    format!("{}", s.value)
+                ]));
+            }
+        }
+    }
+    let result: Vec<serde_json::Value> = series
+        .into_values()
+        .map(|(m, v)| serde_json::json!({"metric": m, "values": v}))
+        .collect();
+    serde_json::json!({"status": "success", "data": {"resultType": "matrix", "result": result}})
+        .to_string()
+}
+
+fn collect(args: &[&str], dir: &Path, path_prefix: Option<&Path>) -> std::process::Output {
+    let mut cmd = Command::new("sh");
+    cmd.arg(root().join("scripts/collect.sh"))
+        .args(args)
+        .current_dir(dir);
+    if let Some(p) = path_prefix {
+        let path = format!(
+            "{}:{}",
+            p.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        cmd.env("PATH", path);
+    }
+    cmd.output().expect("collect.sh runs")
+}
+
+fn report_json(bundle: &Path) -> serde_json::Value {
+    let o = Command::new(env!("CARGO_BIN_EXE_vllm-lens"))
+        .args(["report", bundle.to_str().expect("utf-8"), "--json", "-"])
+        .output()
+        .expect("vllm-lens runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).expect("json")
+}
+
+fn tool(name: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {name}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn scrape_mode_records_every_scrape_and_the_unreachable_target() {
+    if !tool("curl") || !tool("zip") {
+        eprintln!("collect: curl or zip missing; skipped");
+        return;
+    }
+    let s = serve();
+    let dir = temp_dir("collect-scrape");
+    let base = format!("http://127.0.0.1:{}", s.port);
+    let o = collect(
+        &[
+            "--vllm",
+            &format!("{base}/vllm/metrics"),
+            "--dcgm",
+            &format!("{base}/dcgm/metrics"),
+            "--vllm",
+            "http://127.0.0.1:1/metrics",
+            "--interval",
+            "1",
+            "--duration",
+            "3s",
+            "--timeout",
+            "2",
+            "-o",
+            "bundle.zip",
+        ],
+        &dir,
+        None,
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("MiB of text"),
+        "the size estimate is printed: {stderr}"
+    );
+    let r = report_json(&dir.join("bundle.zip"));
+    let targets = r["bundle"]["targets"].as_array().expect("targets");
+    let by_name = |n: &str| {
+        targets
+            .iter()
+            .find(|t| t["name"] == n)
+            .unwrap_or_else(|| panic!("{n}"))
+    };
+    assert!(by_name("vllm-0")["scrapes"].as_u64().expect("n") >= 3);
+    assert!(by_name("dcgm-0")["scrapes"].as_u64().expect("n") >= 3);
+    assert!(by_name("vllm-1")["failed_scrapes"].as_u64().expect("n") >= 3);
+    assert_eq!(r["deployment"]["vllm_version_stated"], "0.23.0");
+    let notes = r["data_quality"]["notes"].as_array().expect("notes");
+    assert!(
+        notes
+            .iter()
+            .any(|n| n["kind"] == "gap" && n["subject"] == "vllm-1"),
+        "the report says vllm-1 was not reached: {notes:?}"
+    );
+    assert!(
+        r["summary"]["efficiency"]["gen_tokens_per_sec"]
+            .as_f64()
+            .expect("rate")
+            > 0.0
+    );
+    let hits = s.hits.lock().expect("lock").clone();
+    assert!(hits.iter().any(|h| h == "/vllm/version"));
+}
+
+#[test]
+fn ctrl_c_still_writes_the_bundle() {
+    if !tool("curl") || !tool("tar") {
+        return;
+    }
+    let s = serve();
+    let dir = temp_dir("collect-interrupt");
+    let mut child = Command::new("sh")
+        .arg(root().join("scripts/collect.sh"))
+        .args([
+            "--vllm",
+            &format!("http://127.0.0.1:{}/vllm/metrics", s.port),
+            "--interval",
+            "1",
+            "--duration",
+            "60s",
+            "-o",
+            "bundle.tar.gz",
+        ])
+        .current_dir(&dir)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starts");
+    std::thread::sleep(std::time::Duration::from_millis(2600));
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut err)
+        .expect("read");
+    let status = child.wait().expect("exits");
+    assert!(status.success(), "{err}");
+    assert!(err.contains("stopped"), "{err}");
+    let r = report_json(&dir.join("bundle.tar.gz"));
+    let n = r["bundle"]["targets"][0]["scrapes"]
+        .as_u64()
+        .expect("scrapes");
+    assert!((2..10).contains(&n), "{n} scrapes before Ctrl-C");
+}
+
+#[test]
+fn prometheus_mode_exports_what_the_analyses_need() {
+    if !tool("curl") || !tool("zip") {
+        return;
+    }
+    let s = serve();
+    let dir = temp_dir("collect-prometheus");
+    let o = collect(
+        &[
+            "--from-prometheus",
+            &format!("http://127.0.0.1:{}", s.port),
+            "--start",
+            "2026-01-01T00:00:00Z",
+            "--end",
+            "2026-01-01T00:10:00Z",
+            "--match",
+            "{namespace=\"llm\"}",
+            "-o",
+            "prom.zip",
+        ],
+        &dir,
+        None,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let hits = s.hits.lock().expect("lock").clone();
+    let q = hits
+        .iter()
+        .find(|h| h.starts_with("/api/v1/query_range"))
+        .expect("queried");
+    assert!(percent_decode(q).contains("namespace=\"llm\""), "{q}");
+    let r = report_json(&dir.join("prom.zip"));
+    assert_eq!(
+        r["deployment"]["replicas"],
+        serde_json::json!(["10.0.0.1:8000"])
+    );
+    let direct = report_json(&root().join("samples/a10g-qwen3b-ramp.zip"));
+    for key in ["ttft_p95_ms", "decode_ms", "inter_token_ms"] {
+        let (a, b) = (
+            &r["summary"]["latency"][key],
+            &direct["summary"]["latency"][key],
+        );
+        let (a, b) = (a.as_f64().expect("a"), b.as_f64().expect("b"));
+        assert!(
+            (a - b).abs() <= 1e-9 * b.abs().max(1.0),
+            "{key}: {a} vs {b}"
+        );
+    }
+    assert!(r["summary"]["gpu"]["gpu_util_pct"].is_number());
+}
+
+#[test]
+fn kubectl_mode_scrapes_through_the_api_proxy() {
+    if !tool("curl") || !tool("zip") {
+        return;
+    }
+    let s = serve();
+    let dir = temp_dir("collect-kubectl");
+    let bin: PathBuf = dir.join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    let fake = format!(
+        "#!/bin/sh\n\
+         # A fake kubectl: lists one pod per selector, proxies /metrics to the test server.\n\
+         case \"$*\" in\n\
+           *'get pods'*app=vllm*) echo 'vllm-7f9c node-a' ;;\n\
+           *'get pods'*dcgm*) echo 'dcgm-exporter-x1 node-a' ;;\n\
+           *'--raw /api/v1/namespaces/llm/pods/vllm-7f9c:8000/proxy/metrics'*) exec curl -fsS http://127.0.0.1:{p}/vllm/metrics ;;\n\
+           *'--raw /api/v1/namespaces/gpu/pods/dcgm-exporter-x1:9400/proxy/metrics'*) exec curl -fsS http://127.0.0.1:{p}/dcgm/metrics ;;\n\
+           *) echo \"fake kubectl: $*\" >&2; exit 1 ;;\n\
+         esac\n",
+        p = s.port
+    );
+    std::fs::write(bin.join("kubectl"), fake).expect("fake kubectl");
+    let _ = Command::new("chmod")
+        .args(["+x", bin.join("kubectl").to_str().expect("utf-8")])
+        .status();
+    let o = collect(
+        &[
+            "--kube-namespace",
+            "llm",
+            "--kube-selector",
+            "app=vllm",
+            "--kube-dcgm-namespace",
+            "gpu",
+            "--kube-dcgm-selector",
+            "app=dcgm-exporter",
+            "--interval",
+            "1",
+            "--duration",
+            "2s",
+            "-o",
+            "kube.zip",
+        ],
+        &dir,
+        Some(&bin),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = Command::new(env!("CARGO_BIN_EXE_vllm-lens"))
+        .args([
+            "inspect",
+            dir.join("kube.zip").to_str().expect("utf-8"),
+            "--json",
+        ])
+        .output()
+        .expect("inspect");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let vllm = v["targets"]
+        .as_array()
+        .expect("targets")
+        .iter()
+        .find(|t| t["name"] == "vllm-0")
+        .expect("vllm-0")
+        .clone();
+    assert_eq!(vllm["labels"]["pod"], "vllm-7f9c");
+    assert_eq!(vllm["labels"]["node"], "node-a");
+    assert_eq!(vllm["labels"]["namespace"], "llm");
+    assert!(vllm["scrapes"].as_u64().expect("n") >= 2);
+}
+
+#[test]
+fn collect_sh_is_shellcheck_clean_and_documents_itself() {
+    let o = collect(&["--help"], &root(), None);
+    let help = String::from_utf8_lossy(&o.stdout);
+    for opt in [
+        "--vllm",
+        "--dcgm",
+        "--interval",
+        "--duration",
+        "--nvidia-smi",
+        "--kube-namespace",
+        "--from-prometheus",
+        "--force",
+    ] {
+        assert!(help.contains(opt), "--help does not explain {opt}");
+    }
+    let bad = collect(&["--interval", "x", "--vllm", "http://x"], &root(), None);
+    assert_eq!(bad.status.code(), Some(2));
+    if !tool("shellcheck") {
+        assert!(
+            std::env::var("VLLM_LENS_ORACLE").is_err(),
+            "shellcheck is not installed (scripts/setup.sh installs it)"
+        );
+        return;
+    }
+    let o = Command::new("shellcheck")
+        .arg(root().join("scripts/collect.sh"))
+        .output()
+        .expect("shellcheck runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+}
