@@ -43,7 +43,7 @@ if ! command -v chromium >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium chromium-driver >/dev/null
 fi
 
-# shellcheck (tests check scripts/collect.sh) and zip (collect.sh's default
+# The shell linter (tests run it on scripts/collect.sh) and zip (collect.sh's default
 # output), from Debian.
 if ! command -v shellcheck >/dev/null 2>&1 || ! command -v zip >/dev/null 2>&1; then
     echo "setup: installing shellcheck and zip from Debian" >&2
