@@ -48,6 +48,10 @@ enum Command {
         /// Where to write the OpenMetrics text (`-` for stdout).
         #[arg(long, value_name = "FILE")]
         openmetrics: String,
+        /// Replace hostnames, pod names, IPs, UUIDs and the model name with
+        /// stable placeholders.
+        #[arg(long)]
+        redact: bool,
         #[command(flatten)]
         limits: LimitArgs,
     },
@@ -76,6 +80,10 @@ enum Command {
         /// Exit with 1 when an SLO fails.
         #[arg(long)]
         fail_on_slo: bool,
+        /// Replace hostnames, pod names, IPs, UUIDs and the model name with
+        /// stable placeholders in every output (for tickets outside the team).
+        #[arg(long)]
+        redact: bool,
         #[command(flatten)]
         limits: LimitArgs,
     },
@@ -233,18 +241,27 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Export {
             bundle,
             openmetrics,
+            redact,
             limits,
         } => {
             let loaded = input::load_path(&bundle, &limits.options())?;
+            let mut text = String::new();
+            let written = vllm_lens_core::openmetrics::write(&loaded.store, &mut text);
+            let redactor = redact.then(|| vllm_lens_core::redact::Redactor::new(&loaded, &[&text]));
+            if let Some(r) = &redactor {
+                text = r.text(&text);
+            }
             for d in loaded
                 .diagnostics
                 .iter()
                 .filter(|d| d.severity != vllm_lens_core::Severity::Info)
             {
-                eprintln!("vllm-lens: {d}");
+                let line = d.to_string();
+                eprintln!(
+                    "vllm-lens: {}",
+                    redactor.as_ref().map_or(line.clone(), |r| r.text(&line))
+                );
             }
-            let mut text = String::new();
-            let written = vllm_lens_core::openmetrics::write(&loaded.store, &mut text);
             if openmetrics == "-" {
                 write_out(&mut std::io::stdout().lock(), &text)?;
             } else {
@@ -275,6 +292,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             window,
             slo,
             fail_on_slo,
+            redact,
             limits,
         } => {
             let mut settings = vllm_lens_core::analysis::Settings {
@@ -285,19 +303,30 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 apply_slo(&mut settings.slo, s)?;
             }
             let (loaded, sha256) = input::load_with_digest(&bundle, &limits.options())?;
+            let meta = vllm_lens_core::analysis::BundleMeta {
+                name: bundle.clone(),
+                sha256,
+            };
+            let mut report = vllm_lens_core::analysis::analyse(&loaded, &meta, &settings)
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            let redactor = redact.then(|| {
+                let json = vllm_lens_core::render::json(&report);
+                vllm_lens_core::redact::Redactor::new(&loaded, &[&json])
+            });
+            if let Some(r) = &redactor {
+                report = r.report(&report);
+            }
             for d in loaded
                 .diagnostics
                 .iter()
                 .filter(|d| d.severity != vllm_lens_core::Severity::Info)
             {
-                eprintln!("vllm-lens: {d}");
+                let line = d.to_string();
+                eprintln!(
+                    "vllm-lens: {}",
+                    redactor.as_ref().map_or(line.clone(), |r| r.text(&line))
+                );
             }
-            let meta = vllm_lens_core::analysis::BundleMeta {
-                name: bundle.clone(),
-                sha256,
-            };
-            let report = vllm_lens_core::analysis::analyse(&loaded, &meta, &settings)
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
             let mut stdout = std::io::stdout().lock();
             let outputs = [
                 (

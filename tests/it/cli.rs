@@ -276,3 +276,91 @@ fn export_openmetrics_is_promtool_ready() {
     let o = lens(&["export", "/nonexistent.zip", "--openmetrics", "-"], None);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// `--redact`: no original hostname, pod, IP, GPU UUID or model name left
+/// in the HTML, JSON, Markdown, text or OpenMetrics; the figures unchanged.
+#[test]
+fn redact_hides_identities_in_every_output() {
+    let dir = temp_dir("cli-redact");
+    let bundle = sample("two-replicas-rr");
+    let (html, json, md) = (dir.join("r.html"), dir.join("r.json"), dir.join("r.md"));
+    let o = lens(
+        &[
+            "report",
+            &bundle,
+            "--redact",
+            "-o",
+            html.to_str().expect("utf-8"),
+            "--json",
+            json.to_str().expect("utf-8"),
+            "--md",
+            md.to_str().expect("utf-8"),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = lens(&["report", &bundle, "--redact"], None);
+    let om = lens(&["export", &bundle, "--redact", "--openmetrics", "-"], None);
+    let plain = lens(&["report", &bundle, "--json", "-"], None);
+    let plain_json: serde_json::Value = serde_json::from_slice(&plain.stdout).expect("json");
+    let secrets = [
+        "ip-10-0-1-178.ec2.internal",
+        "ip-10-0-2-162.ec2.internal",
+        "vllm-0-cef937",
+        "vllm-1-ba00c5",
+        "nvidia-dcgm-exporter-2b63f",
+        "10.0.1.40",
+        "10.0.2.41",
+        "b62440b0-1de0-ab52-0e78-6f7eb4543cf5",
+        "229663d8-6cd1-7568-e40b-455ff55fe5ec",
+        "Qwen/Qwen2.5-3B-Instruct",
+    ];
+    // They are really in the unredacted outputs.
+    let unredacted = lens(&["export", &bundle, "--openmetrics", "-"], None);
+    let all_plain =
+        String::from_utf8_lossy(&unredacted.stdout).into_owned() + &plain_json.to_string();
+    for s in secrets {
+        assert!(
+            all_plain.contains(s),
+            "{s} is not in the bundle to begin with"
+        );
+    }
+    let outputs = [
+        std::fs::read_to_string(&html).expect("html"),
+        std::fs::read_to_string(&json).expect("json"),
+        std::fs::read_to_string(&md).expect("md"),
+        String::from_utf8_lossy(&text.stdout).into_owned(),
+        String::from_utf8_lossy(&om.stdout).into_owned(),
+        vllm_lens_core::render::embed::read(&std::fs::read_to_string(&html).expect("html"))
+            .expect("embedded"),
+    ];
+    for (i, out) in outputs.iter().enumerate() {
+        for s in secrets {
+            assert!(!out.contains(s), "output {i} still holds {s}");
+        }
+    }
+    let redacted: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("json")).expect("json");
+    assert_eq!(redacted["deployment"]["model"], "model-1");
+    assert_eq!(
+        redacted["summary"], plain_json["summary"],
+        "figures are untouched"
+    );
+}
+
+/// A report from stdin.
+#[test]
+fn report_reads_stdin() {
+    let bytes = std::fs::read(sample("truncation")).expect("sample");
+    let o = lens(&["report", "-", "--json", "-"], Some(&bytes));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(v["bundle"]["name"], "-");
+    assert!(
+        v["recommendations"]
+            .as_array()
+            .expect("recs")
+            .iter()
+            .any(|r| r["id"] == "raise_max_tokens")
+    );
+}

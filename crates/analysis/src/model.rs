@@ -6,13 +6,13 @@
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Version of the JSON layout.
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// The whole report.
-#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Report {
     /// Version of this layout.
     pub schema_version: u32,
@@ -41,7 +41,7 @@ pub struct Report {
 }
 
 /// The bundle.
-#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct BundleInfo {
     /// File or folder name as given.
     pub name: String,
@@ -64,7 +64,7 @@ pub struct BundleInfo {
 }
 
 /// One scraped endpoint.
-#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TargetInfo {
     /// Target name.
     pub name: String,
@@ -79,7 +79,7 @@ pub struct TargetInfo {
 }
 
 /// The deployment.
-#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Deployment {
     /// `v0`, `v1` or `unknown`.
     pub vllm_engine: String,
@@ -102,7 +102,7 @@ pub struct Deployment {
 }
 
 /// Settings echoed.
-#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SettingsEcho {
     /// Window width, ms.
     pub window_ms: i64,
@@ -111,7 +111,7 @@ pub struct SettingsEcho {
 }
 
 /// SLO thresholds.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SloThresholds {
     /// TTFT p95 must stay below this, ms.
     pub ttft_p95_ms: f64,
@@ -138,7 +138,7 @@ impl Default for SloThresholds {
 }
 
 /// Where a row belongs.
-#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RowKey {
     /// Window start, ms since the Unix epoch.
     pub window_start_ms: i64,
@@ -149,7 +149,7 @@ pub struct RowKey {
 }
 
 /// Step 1: where latency goes (averages per finished request, ms).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Latency {
     /// Average time queued before first scheduled.
     pub queue_ms: Option<f64>,
@@ -182,7 +182,7 @@ pub struct Latency {
 }
 
 /// Step 2: engine efficiency.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Efficiency {
     /// Prefix-cache hits ÷ queries in the window, %.
     pub prefix_cache_hit_pct: Option<f64>,
@@ -211,7 +211,7 @@ pub struct Efficiency {
 }
 
 /// Step 3: the workload's shape.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Workload {
     /// Finished requests per minute.
     pub requests_per_min: Option<f64>,
@@ -228,7 +228,7 @@ pub struct Workload {
 }
 
 /// Step 4: outcomes.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Outcomes {
     /// Finished requests per minute by `finished_reason`.
     pub completions_per_min: BTreeMap<String, f64>,
@@ -245,7 +245,7 @@ pub struct Outcomes {
 }
 
 /// Step 5: the GPU as witness (per GPU or aggregated).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Gpu {
     /// GPU utilisation (any kernel running), max, %.
     pub gpu_util_pct: Option<f64>,
@@ -296,7 +296,7 @@ pub struct Gpu {
 }
 
 /// Step 6: KV pool against VRAM, and energy efficiency.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Memory {
     /// KV-cache pool in use, max, %.
     pub kv_cache_pct: Option<f64>,
@@ -313,7 +313,7 @@ pub struct Memory {
 }
 
 /// A row of one section.
-#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Row<T> {
     /// Window and replica.
     #[serde(flatten)]
@@ -324,7 +324,7 @@ pub struct Row<T> {
 }
 
 /// A GPU row.
-#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct GpuRow {
     /// Window and replica.
     #[serde(flatten)]
@@ -337,7 +337,7 @@ pub struct GpuRow {
 }
 
 /// Every per-window row.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Rows {
     /// Step 1.
     pub latency: Vec<Row<Latency>>,
@@ -354,7 +354,7 @@ pub struct Rows {
 }
 
 /// The whole capture, fleet-wide.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Summary {
     /// Capture start and end, `fleet`.
     pub window_start_ms: i64,
@@ -375,7 +375,9 @@ pub struct Summary {
 }
 
 /// How a finding reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     /// Something is wrong.
@@ -391,7 +393,7 @@ pub enum Severity {
 }
 
 /// A figure with the metric it came from.
-#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Evidence {
     /// What the figure is.
     pub label: String,
@@ -406,7 +408,7 @@ pub struct Evidence {
 }
 
 /// One finding of an analysis.
-#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Finding {
     /// Stable identifier (`latency.decode_dominates`).
     pub id: String,
@@ -423,7 +425,7 @@ pub struct Finding {
 }
 
 /// One of the six analyses.
-#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Analysis {
     /// `latency`, `efficiency`, `workload`, `outcomes`, `hardware`, `memory`.
     pub id: String,
@@ -434,7 +436,7 @@ pub struct Analysis {
 }
 
 /// An SLO's verdict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SloStatus {
     /// Met.
@@ -446,7 +448,7 @@ pub enum SloStatus {
 }
 
 /// One SLO.
-#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SloResult {
     /// `ttft_p95`, `itl_p95`, `queue_at_concurrency`, `error_abort_rate`.
     pub id: String,
@@ -471,7 +473,7 @@ pub struct SloResult {
 }
 
 /// How sure a recommendation is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Confidence {
     /// The evidence is direct.
@@ -483,7 +485,7 @@ pub enum Confidence {
 }
 
 /// A ready-to-paste snippet.
-#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Snippet {
     /// `prometheus-rule`, `keda`, `hpa`, `shell`.
     pub kind: String,
@@ -492,7 +494,7 @@ pub struct Snippet {
 }
 
 /// One thing to do.
-#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Recommendation {
     /// Stable identifier.
     pub id: String,
@@ -515,7 +517,7 @@ pub struct Recommendation {
 }
 
 /// A moment that matters.
-#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TimelineEvent {
     /// When, ms since the Unix epoch (a window start, or a scrape time).
     pub time_ms: i64,
@@ -532,7 +534,7 @@ pub struct TimelineEvent {
 }
 
 /// A signal's resolution, for the reader.
-#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct MetricStatus {
     /// Signal key (`kv_usage`).
     pub signal: String,
@@ -545,7 +547,7 @@ pub struct MetricStatus {
 }
 
 /// Metrics per analysis.
-#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct AnalysisInputs {
     /// Analysis id.
     pub analysis: String,
@@ -554,7 +556,7 @@ pub struct AnalysisInputs {
 }
 
 /// A data-quality note.
-#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct QualityNote {
     /// `missing_metric`, `reset`, `gap`, `clock_skew`, `duplicate_series`,
     /// `bucket_layouts`, `known_bug`, `collect_interval`, `diagnostic`,
@@ -567,7 +569,7 @@ pub struct QualityNote {
 }
 
 /// What the figures rest on.
-#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DataQuality {
     /// `v0`, `v1`, `unknown`, with the release range.
     pub vllm_version: String,

@@ -23,6 +23,8 @@ inventory of [`inspect`]; rates, analyses and the report follow.
   quality; [`report::to_text`] prints its gist for a terminal.
 * [`render`] prints a report as one self-contained HTML file, Markdown or
   JSON (re-exported from [`render`]).
+* [`redact::Redactor`] hides hostnames, pods, IPs, UUIDs and the model name
+  behind stable placeholders (`--redact`).
 * [`sha256_hex`] fingerprints a bundle's bytes for the report header.
 * [`openmetrics::write`] writes a store as OpenMetrics with timestamps, for
   `promtool tsdb create-blocks-from openmetrics`.
@@ -50,6 +52,7 @@ assert_eq!(inventory.samples, 1);
 
 pub mod inspect;
 pub mod openmetrics;
+pub mod redact;
 pub mod report;
 
 pub use vllm_lens_analysis as analysis;
