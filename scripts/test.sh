@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
-VLLM_LENS_ORACLE=require cargo test --workspace
+VLLM_LENS_ORACLE=require VLLM_LENS_REQUIRE_TOOLS=1 cargo test --workspace
 cargo build -p vllm-lens-core --target wasm32-unknown-unknown
 cargo bench -p vllm-lens-expo --bench parse -- --quick
 # The 24-hour simulated workload: its generation time is printed (target

@@ -35,7 +35,8 @@ pub fn load_with_digest(arg: &str, options: &Options) -> anyhow::Result<(Loaded,
         let mut source = DirFiles::scan(path, options.limits.max_members)?;
         return Ok((load(Input::Files(&mut source), options)?, None));
     }
-    let bytes = fs::read(path).with_context(|| format!("{arg}: cannot be read"))?;
+    let bytes =
+        read_with_progress(path, meta.len()).with_context(|| format!("{arg}: cannot be read"))?;
     let input = Input::Bytes {
         name: arg,
         bytes: &bytes,
@@ -106,4 +107,51 @@ impl FileSource for DirFiles {
         let info = self.files.get(index).ok_or("no such file")?;
         fs::read(self.root.join(&info.path)).map_err(|e| format!("cannot be read: {e}"))
     }
+}
+
+/// Reads a file, showing a progress bar on stderr for large files when
+/// stderr is a terminal (silent otherwise).
+fn read_with_progress(path: &Path, size: u64) -> std::io::Result<Vec<u8>> {
+    const SHOW_ABOVE: u64 = 64 << 20;
+    let bar = if size > SHOW_ABOVE {
+        let bar = indicatif::ProgressBar::with_draw_target(
+            Some(size),
+            indicatif::ProgressDrawTarget::stderr(),
+        );
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "reading {bar:30} {bytes}/{total_bytes} ({bytes_per_sec})",
+        ) {
+            bar.set_style(style);
+        }
+        Some(bar)
+    } else {
+        None
+    };
+    let mut file = fs::File::open(path)?;
+    let mut out = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(&buf[..n]);
+        if let Some(b) = &bar {
+            b.inc(n as u64);
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    Ok(out)
+}
+
+/// A spinner on stderr while a long step runs (hidden when stderr is not a
+/// terminal).
+pub fn spinner(message: &'static str) -> indicatif::ProgressBar {
+    let bar =
+        indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+    bar.set_message(message);
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    bar
 }

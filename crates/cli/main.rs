@@ -307,8 +307,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 name: bundle.clone(),
                 sha256,
             };
+            let spin = input::spinner("analysing");
             let mut report = vllm_lens_core::analysis::analyse(&loaded, &meta, &settings)
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
+            spin.finish_and_clear();
             let redactor = redact.then(|| {
                 let json = vllm_lens_core::render::json(&report);
                 vllm_lens_core::redact::Redactor::new(&loaded, &[&json])

@@ -463,7 +463,7 @@ fn collect_sh_is_shellcheck_clean_and_documents_itself() {
     assert_eq!(bad.status.code(), Some(2));
     if !tool("shellcheck") {
         assert!(
-            std::env::var("VLLM_LENS_ORACLE").is_err(),
+            std::env::var("VLLM_LENS_REQUIRE_TOOLS").is_err(),
             "shellcheck is not installed (scripts/setup.sh installs it)"
         );
         return;
@@ -473,4 +473,50 @@ fn collect_sh_is_shellcheck_clean_and_documents_itself() {
         .output()
         .expect("shellcheck runs");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+}
+
+#[test]
+fn nvidia_smi_mode_samples_the_gpus_without_dcgm() {
+    if !tool("curl") || !tool("zip") {
+        return;
+    }
+    let s = serve();
+    let dir = temp_dir("collect-nvsmi");
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    let fake = "#!/bin/sh\n\
+        # A fake nvidia-smi for one A10G.\n\
+        case \"$*\" in\n\
+          *noheader*) echo 'NVIDIA A10G, 570.124.06' ;;\n\
+          *--query-gpu=timestamp*) echo 'timestamp, index, uuid, name, pci.bus_id, utilization.gpu [%], utilization.memory [%], memory.used [MiB], memory.free [MiB], memory.total [MiB], power.draw [W], temperature.gpu, clocks.sm [MHz], clocks.mem [MHz]'\n\
+             echo \"$(date '+%Y/%m/%d %H:%M:%S.000'), 0, GPU-11111111-2222-3333-4444-555555555555, NVIDIA A10G, 00000000:00:1E.0, 97 %, 61 %, 21655 MiB, 930 MiB, 23028 MiB, 212.40 W, 71, 1710 MHz, 6251 MHz\" ;;\n\
+          *) exit 1 ;;\n\
+        esac\n";
+    std::fs::write(bin.join("nvidia-smi"), fake).expect("fake nvidia-smi");
+    let _ = Command::new("chmod")
+        .args(["+x", bin.join("nvidia-smi").to_str().expect("utf-8")])
+        .status();
+    let o = collect(
+        &[
+            "--vllm",
+            &format!("http://127.0.0.1:{}/vllm/metrics", s.port),
+            "--nvidia-smi",
+            "--interval",
+            "1",
+            "--duration",
+            "2s",
+            "-o",
+            "gpu.zip",
+        ],
+        &dir,
+        Some(&bin),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = report_json(&dir.join("gpu.zip"));
+    assert_eq!(
+        r["summary"]["gpu"]["gpu_util_pct"], 97.0,
+        "{}",
+        r["summary"]["gpu"]
+    );
+    assert_eq!(r["deployment"]["gpu_model"], "NVIDIA A10G");
 }
