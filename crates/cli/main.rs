@@ -55,6 +55,33 @@ enum Command {
         #[command(flatten)]
         limits: LimitArgs,
     },
+    /// Compare two captures (before and after a change) and say whether it helped.
+    #[command(
+        after_help = "Examples:\n  vllm-lens compare before.zip after.zip\n  vllm-lens compare before.zip after.zip -o diff.html --json diff.json --md diff.md\n\nThe comparability guard comes first: a different model, workload, GPU, release or scrape interval makes the comparison weak or impossible, and the report says why."
+    )]
+    Compare {
+        /// The capture before the change.
+        before: String,
+        /// The capture after the change.
+        after: String,
+        /// Write the comparison as one self-contained HTML file (`-` for stdout).
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<String>,
+        /// Write the comparison as JSON (`-` for stdout).
+        #[arg(long, value_name = "FILE")]
+        json: Option<String>,
+        /// Write a Markdown summary (`-` for stdout).
+        #[arg(long, value_name = "FILE")]
+        md: Option<String>,
+        /// Window width: 15s to 1h.
+        #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = parse_window)]
+        window: i64,
+        /// An SLO threshold, NAME=VALUE (repeatable), as for `report`.
+        #[arg(long = "slo", value_name = "NAME=VALUE")]
+        slo: Vec<String>,
+        #[command(flatten)]
+        limits: LimitArgs,
+    },
     /// Analyse a bundle: SLO scorecard, what to do, the six analyses.
     #[command(
         after_help = "Examples:\n  vllm-lens report capture.zip\n  vllm-lens report capture.zip -o report.html --md summary.md --json report.json\n  vllm-lens report capture.zip --window 5m --slo ttft-p95=500ms --slo error-abort=1% --fail-on-slo\n\nSLO names: ttft-p95 (ms or s), itl-p95 (ms or s), queue-at (concurrent requests), error-abort (%).\nExit codes: 0 done; 1 an SLO failed and --fail-on-slo was given; 2 the input could not be used."
@@ -235,6 +262,63 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             match stdout.write_all(text.as_bytes()) {
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
                 other => other.context("writing to stdout")?,
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Compare {
+            before,
+            after,
+            output,
+            json,
+            md,
+            window,
+            slo,
+            limits,
+        } => {
+            let mut settings = vllm_lens_core::analysis::Settings {
+                window_ms: window,
+                ..Default::default()
+            };
+            for s in &slo {
+                apply_slo(&mut settings.slo, s)?;
+            }
+            let mut reports = Vec::new();
+            for path in [&before, &after] {
+                let (loaded, sha256) = input::load_with_digest(path, &limits.options())?;
+                let meta = vllm_lens_core::analysis::BundleMeta {
+                    name: path.clone(),
+                    sha256,
+                };
+                reports.push(
+                    vllm_lens_core::analysis::analyse(&loaded, &meta, &settings)
+                        .map_err(|e| anyhow::anyhow!("{e}"))?,
+                );
+            }
+            let c = vllm_lens_core::analysis::compare::compare(&reports[0], &reports[1]);
+            let mut stdout = std::io::stdout().lock();
+            let outputs = [
+                (
+                    output.as_deref(),
+                    vllm_lens_core::render::compare::html as fn(&_) -> String,
+                ),
+                (json.as_deref(), vllm_lens_core::render::compare::json),
+                (md.as_deref(), vllm_lens_core::render::compare::markdown),
+            ];
+            let mut wrote = false;
+            for (path, render) in outputs {
+                let Some(path) = path else { continue };
+                wrote = true;
+                let text = render(&c);
+                if path == "-" {
+                    write_out(&mut stdout, &text)?;
+                } else {
+                    std::fs::write(path, text)
+                        .with_context(|| format!("{path}: cannot be written"))?;
+                    eprintln!("vllm-lens: wrote {path}");
+                }
+            }
+            if !wrote {
+                write_out(&mut stdout, &vllm_lens_core::render::compare::markdown(&c))?;
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -11,6 +11,8 @@ mod catalog;
 mod cli;
 /// `scripts/collect.sh` against local fake endpoints, kubectl and Prometheus.
 mod collect;
+/// Before/after comparisons of the sample pairs.
+mod compare;
 /// The rate and quantile engine and the catalogue on the samples.
 mod engine;
 /// Real Prometheus as the oracle for our increases, rates, quantiles and gauges.

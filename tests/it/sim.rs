@@ -22,6 +22,10 @@ const COMMITTED: &[&str] = &[
     "v0-legacy",
     "no-prof-fields",
     "jitter-gaps",
+    "pair-max-tokens-before",
+    "pair-max-tokens-after",
+    "pair-fp8-before",
+    "pair-fp8-after",
 ];
 
 fn scenario_path(name: &str) -> PathBuf {

@@ -25,6 +25,7 @@ use vllm_lens_query::{Query, Settings as QuerySettings};
 use vllm_lens_store::TargetId;
 
 pub(crate) mod analyses;
+pub mod compare;
 mod inputs;
 pub mod model;
 mod quality;

@@ -35,7 +35,11 @@ pub fn escape_json(json: &str) -> String {
 
 /// The `<script>` element holding the report.
 pub fn script(r: &Report) -> Markup {
-    let json = serde_json::to_string(r).expect("the report serialises");
+    script_json(&serde_json::to_string(r).expect("the report serialises"))
+}
+
+/// The `<script>` element holding any JSON document.
+pub fn script_json(json: &str) -> Markup {
     if json.len() > COMPRESS_ABOVE {
         let mut enc = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
         enc.write_all(json.as_bytes()).expect("in memory");
@@ -43,7 +47,7 @@ pub fn script(r: &Report) -> Markup {
         let text = base64::engine::general_purpose::STANDARD.encode(packed);
         html! { script type="application/json" id=(ID) data-encoding="deflate-base64" { (PreEscaped(text)) } }
     } else {
-        html! { script type="application/json" id=(ID) { (PreEscaped(escape_json(&json))) } }
+        html! { script type="application/json" id=(ID) { (PreEscaped(escape_json(json))) } }
     }
 }
 

@@ -10,6 +10,7 @@ platform (no clock, no text measurement, no hash-map order).
 */
 #![deny(missing_docs)]
 
+pub mod compare;
 pub mod embed;
 pub mod html;
 pub mod md;
