@@ -138,7 +138,18 @@
     }
     status('Analysing…');
     progress(0, 0);
-    if (files.length === 1 && !files[0].path.includes('/')) {
+    const archive = /\.(zip|tar\.gz|tgz|tar)$/i;
+    if (files.length === 2 && files.every((f) => archive.test(f.file.name) && !f.path.includes('/'))) {
+      // Two bundles: before and after. A name saying "before" or "after"
+      // decides the order; otherwise the first is before.
+      let order = [0, 1];
+      if (/after/i.test(files[0].file.name) || /before/i.test(files[1].file.name)) order = [1, 0];
+      const names = order.map((i) => files[i].file.name);
+      const bufs = order.map((i) => buffers[i]);
+      state.name = 'comparison';
+      status('Comparing ' + names[0] + ' (before) with ' + names[1] + ' (after)…');
+      run({ type: 'load-pair', names, buffers: bufs }, bufs);
+    } else if (files.length === 1 && !files[0].path.includes('/')) {
       state.name = files[0].file.name;
       run({ type: 'load-bytes', name: state.name, buffer: buffers[0] }, [buffers[0]]);
     } else {

@@ -177,6 +177,25 @@ impl Session {
     }
 }
 
+/// Compares two loaded bundles (before, after) under the same settings.
+#[wasm_bindgen]
+pub fn compare_sessions(
+    before: &Session,
+    after: &Session,
+    settings: &str,
+) -> Result<Rendered, JsError> {
+    let page: PageSettings = serde_json::from_str(settings).map_err(js_error)?;
+    let s = page.settings();
+    let a = analyse(&before.loaded, &before.meta, &s).map_err(js_error)?;
+    let b = analyse(&after.loaded, &after.meta, &s).map_err(js_error)?;
+    let c = vllm_lens_core::analysis::compare::compare(&a, &b);
+    Ok(Rendered {
+        html: render::compare::html(&c),
+        markdown: render::compare::markdown(&c),
+        json: render::compare::json(&c),
+    })
+}
+
 /// One rendering of the report.
 #[wasm_bindgen]
 pub struct Rendered {

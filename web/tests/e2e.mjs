@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
+import { execFileSync } from 'node:child_process';
 
 const require = createRequire(import.meta.url);
 const { chromium } = require('../tools/node_modules/playwright-core');
@@ -106,6 +107,35 @@ function sameReport(page, cli, name) {
   assert.deepEqual(page, cli, `${name}: the whole report model`);
 }
 
+// The CLI's comparisons of the sample pairs, run from samples/ so that the
+// bundle names match what the page sees.
+const pairs = JSON.parse(readFileSync(join(samplesDir, 'pairs.json'), 'utf8')).pairs;
+const cli = join(root, 'target/release/vllm-lens');
+const cliCompare = {};
+for (const p of pairs) {
+  const b = `${p.before}.zip`;
+  const a = `${p.after}.zip`;
+  const json = join(tmp, `${p.before}--${p.after}.json`);
+  const html = join(tmp, `${p.before}--${p.after}.html`);
+  execFileSync(cli, ['compare', b, a, '--json', json, '-o', html], { cwd: samplesDir, stdio: 'ignore' });
+  cliCompare[`${b}|${a}`] = { json, html };
+}
+
+async function dropFiles(page, paths) {
+  const files = paths.map((p) => [readFileSync(p).toString('base64'), p.split('/').pop()]);
+  await page.evaluate((list) => {
+    const dt = new DataTransfer();
+    for (const [data, name] of list) {
+      const bin = atob(data);
+      const bytes = new Uint8Array(bin.length);
+      for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+      dt.items.add(new File([bytes], name, { type: 'application/zip' }));
+    }
+    const drop = document.getElementById('drop');
+    drop.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, files);
+}
+
 for (const mode of ['served', 'file']) {
   const url = mode === 'served' ? `${origin}/index.html` : `file://${resolve(distDir)}/vllm-lens.html`;
   let session;
@@ -145,7 +175,32 @@ for (const mode of ['served', 'file']) {
     const shown = await page.$eval('#report', (f) => f.getAttribute('sandbox'));
     assert.equal(shown, '', 'the report iframe is sandboxed with no permission');
   });
+  await check(`${mode}: two bundles dropped or picked are compared like the CLI`, async () => {
+    for (const p of pairs) {
+      const b = join(samplesDir, `${p.before}.zip`);
+      const a = join(samplesDir, `${p.after}.zip`);
+      const want = cliCompare[`${p.before}.zip|${p.after}.zip`];
+      for (const how of ['input', 'drop']) {
+        const before = await counter(page, 'reports');
+        // Picked in the "wrong" order: the file names decide before/after only
+        // when they say so, so the picker gets them before-first here.
+        if (how === 'input') await page.setInputFiles('#input', [b, a]);
+        else await dropFiles(page, [b, a]);
+        await waitCounter(page, 'reports', before);
+        const got = await pageJson(page);
+        assert.deepEqual(got, JSON.parse(readFileSync(want.json, 'utf8')), `${p.name} (${how})`);
+        assert.equal(got.fairness, p.fairness, p.name);
+      }
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click('#dl-html')]);
+      const saved = join(tmp, `${mode}-${p.before}-compare.html`);
+      await download.saveAs(saved);
+      assert.ok(readFileSync(saved).equals(readFileSync(want.html)), `${p.name}: downloaded comparison differs from vllm-lens compare`);
+    }
+  });
   await check(`${mode}: changing the TTFT objective flips its verdict without re-reading`, async () => {
+    const first = await counter(page, 'reports');
+    await page.setInputFiles('#input', join(samplesDir, 'a10g-qwen3b-ramp.zip'));
+    await waitCounter(page, 'reports', first);
     const loads = await counter(page, 'loads');
     const verdict = async () => (await pageJson(page)).slo.find((s) => s.id === 'ttft_p95').status;
     assert.equal(await verdict(), 'pass');
