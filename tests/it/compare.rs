@@ -105,3 +105,39 @@ fn a_capture_compared_with_itself_shows_no_change() {
         );
     }
 }
+
+/// A second capture whose first window already hits the prefix cache far
+/// more than the first capture's did is called out as a warm start.
+#[test]
+fn a_warm_prefix_cache_in_the_second_run_is_called_out() {
+    let report = |name: &str| {
+        analyse(
+            &load_sample(name),
+            &BundleMeta::default(),
+            &Settings::default(),
+        )
+        .expect("report")
+    };
+    let before = report("pair-fp8-before");
+    let cold = compare(&before, &before.clone());
+    assert!(!cold.warm_prefix_cache);
+    let mut after = before.clone();
+    let first = after
+        .rows
+        .efficiency
+        .iter_mut()
+        .find(|r| r.key.replica == "fleet")
+        .expect("a fleet row");
+    first.fields.prefix_cache_hit_pct = first.fields.prefix_cache_hit_pct.map(|h| h + 30.0);
+    let c = compare(&before, &after);
+    assert!(c.warm_prefix_cache);
+    assert!(
+        c.reasons.iter().any(|r| r.contains("warm prefix cache")),
+        "{:?}",
+        c.reasons
+    );
+    assert_eq!(
+        c.fairness,
+        vllm_lens_core::analysis::compare::Fairness::Weak
+    );
+}
