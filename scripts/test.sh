@@ -19,7 +19,7 @@ day=$(mktemp -d)
 cargo build --release --quiet
 cargo run --release --quiet -p vllm-lens-sim -- samples/scenarios/day.toml -o "$day" --no-truth
 t0=$(date +%s%N)
-target/release/vllm-lens report "$day/day.zip" -o "$day/day.html"
+"${CARGO_TARGET_DIR:-target}/release/vllm-lens" report "$day/day.zip" -o "$day/day.html"
 native=$(awk "BEGIN { printf \"%.2f\", ($(date +%s%N) - $t0) / 1e9 }")
 size=$(wc -c < "$day/day.html")
 echo "day: native report in $native s, HTML $size bytes"
@@ -32,8 +32,10 @@ fi
 # hold it against the CLI on every sample and on the day bundle.
 scripts/web-build.sh
 cli=$(mktemp -d)
+bin="$(cd "${CARGO_TARGET_DIR:-target}" && pwd)/release/vllm-lens"
+export VLLM_LENS_BIN="$bin"
 (cd samples && for z in *.zip; do
-    ../target/release/vllm-lens report "$z" --json "$cli/${z%.zip}.json" -o "$cli/${z%.zip}.html" 2>/dev/null
+    "$bin" report "$z" --json "$cli/${z%.zip}.json" -o "$cli/${z%.zip}.html" 2>/dev/null
 done)
 node web/tests/e2e.mjs dist "$cli" "$day/day.zip" "$native"
 rm -rf "$day" "$cli"

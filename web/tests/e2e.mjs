@@ -110,7 +110,7 @@ function sameReport(page, cli, name) {
 // The CLI's comparisons of the sample pairs, run from samples/ so that the
 // bundle names match what the page sees.
 const pairs = JSON.parse(readFileSync(join(samplesDir, 'pairs.json'), 'utf8')).pairs;
-const cli = join(root, 'target/release/vllm-lens');
+const cli = process.env.VLLM_LENS_BIN || join(root, 'target/release/vllm-lens');
 const cliCompare = {};
 for (const p of pairs) {
   const b = `${p.before}.zip`;
