@@ -13,6 +13,7 @@ cargo clippy --workspace --all-targets -- -D warnings
 VLLM_LENS_ORACLE=require VLLM_LENS_REQUIRE_TOOLS=1 cargo test --workspace
 cargo build -p vllm-lens-core --target wasm32-unknown-unknown
 cargo bench -p vllm-lens-expo --bench parse -- --quick
+cargo bench -p vllm-lens-core --bench pipeline -- --quick
 # The 24-hour simulated workload: its generation time is printed (target
 # < 60 s), and its HTML report must stay under 3 MB.
 day=$(mktemp -d)
