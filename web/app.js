@@ -79,6 +79,7 @@
     } else if (m.type === 'report') {
       state.rendered = { html: m.html, json: m.json, markdown: m.markdown };
       state.reports = (state.reports || 0) + 1;
+      state.wasmBytes = m.wasmBytes;
       const frame = $('report');
       if (state.frameUrl) URL.revokeObjectURL(state.frameUrl);
       state.frameUrl = URL.createObjectURL(new Blob([m.html], { type: 'text/html' }));

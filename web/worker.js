@@ -16,7 +16,10 @@ function vllmLensRender(settings, t0) {
   const r = vllmLensPair
     ? compare_sessions(vllmLensPair[0], vllmLensPair[1], JSON.stringify(settings))
     : vllmLensSession.report(JSON.stringify(settings));
-  const msg = { type: 'report', html: r.html, markdown: r.markdown, json: r.json, ms: performance.now() - t0 };
+  const msg = {
+    type: 'report', html: r.html, markdown: r.markdown, json: r.json, ms: performance.now() - t0,
+    wasmBytes: wasm.memory.buffer.byteLength,
+  };
   r.free();
   self.postMessage(msg);
 }

@@ -182,6 +182,7 @@ pub fn load(input: Input<'_>, options: &Options) -> Result<Loaded, Error> {
 
     // Plan every member: its time and target from the manifest or its name.
     let mut plans: Vec<Plan> = Vec::new();
+    let file_index = manifest.as_ref().map(Manifest::file_index);
     let mut looked_at: Vec<String> = Vec::new();
     for &i in &files {
         let member = &container.members[i];
@@ -212,10 +213,9 @@ pub fn load(input: Input<'_>, options: &Options) -> Result<Loaded, Error> {
             ));
             continue;
         }
-        let entry = manifest.as_ref().and_then(|m| {
-            m.scrape_for_file(&relative)
-                .or_else(|| m.scrape_for_file(&path))
-        });
+        let entry = file_index
+            .as_ref()
+            .and_then(|ix| ix.get(&relative).or_else(|| ix.get(&path)));
         let file_stem = stem(file_name);
         let parent = relative
             .rsplit_once('/')
@@ -539,12 +539,18 @@ pub fn load(input: Input<'_>, options: &Options) -> Result<Loaded, Error> {
                 )),
             }
         }
+        // Every member's path, as listed and relative to the bundle's folder
+        // (a set: a day's manifest lists tens of thousands of files).
+        let mut paths: std::collections::HashSet<String> = std::collections::HashSet::new();
+        for &i in &files {
+            let member = &members[i];
+            paths.insert(rel(member).to_string());
+            paths.insert(member.path.clone());
+        }
         for scrape in m.scrapes.iter().filter(|s| s.up != Some(0)) {
             if let Some(file) = &scrape.file {
-                let present = files.iter().any(|&i| {
-                    let member = &members[i];
-                    rel(member) == file.trim_start_matches("./") || member.path == *file
-                });
+                let present =
+                    paths.contains(file.trim_start_matches("./")) || paths.contains(file.as_str());
                 if !present {
                     diagnostics.push(diag(
                         "manifest.json",

@@ -161,6 +161,18 @@ impl Manifest {
             .find(|s| s.file.as_deref().is_some_and(|f| same_path(f, path)))
     }
 
+    /// An index of the scrapes by file path, for looking many files up
+    /// (the first entry for a path wins, as with [`Manifest::scrape_for_file`]).
+    pub fn file_index(&self) -> FileIndex<'_> {
+        let mut map = std::collections::HashMap::new();
+        for s in &self.scrapes {
+            if let Some(f) = s.file.as_deref() {
+                map.entry(clean_path(f)).or_insert(s);
+            }
+        }
+        FileIndex { map }
+    }
+
     /// The target entry with this name.
     pub fn target(&self, name: &str) -> Option<&ManifestTarget> {
         self.targets.iter().find(|t| t.name == name)
@@ -187,11 +199,25 @@ impl Environment {
 }
 
 /// Paths compare without a leading `./` or `/`.
+fn clean_path(p: &str) -> String {
+    p.trim_start_matches("./")
+        .trim_start_matches('/')
+        .replace('\\', "/")
+}
+
 fn same_path(a: &str, b: &str) -> bool {
-    let clean = |p: &str| {
-        p.trim_start_matches("./")
-            .trim_start_matches('/')
-            .replace('\\', "/")
-    };
-    clean(a) == clean(b)
+    clean_path(a) == clean_path(b)
+}
+
+/// Scrapes by file path ([`Manifest::file_index`]).
+#[derive(Debug)]
+pub struct FileIndex<'m> {
+    map: std::collections::HashMap<String, &'m ManifestScrape>,
+}
+
+impl<'m> FileIndex<'m> {
+    /// The entry for a path.
+    pub fn get(&self, path: &str) -> Option<&'m ManifestScrape> {
+        self.map.get(&clean_path(path)).copied()
+    }
 }

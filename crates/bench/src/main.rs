@@ -1,0 +1,384 @@
+//! `vllm-lens-bench BUNDLE.zip...`: measures, on the same bytes, the
+//! machine's limit (inflate + a bare line scan), our parser, the
+//! `prometheus-parse` crate, Python `prometheus_client`'s parser, the whole
+//! pipeline natively (bundle → HTML, in a child process so its peak RSS is
+//! its own), and the do-it-yourself alternative (`promtool tsdb
+//! create-blocks-from openmetrics` plus the report's queries on a local
+//! Prometheus). Prints one Markdown table per bundle (docs/performance.md).
+//! Figures are printed, never asserted.
+
+use std::io::Read;
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use vllm_lens_core::analysis::{BundleMeta, Settings, analyse};
+use vllm_lens_core::{Input, Options, load, render};
+use vllm_lens_expo::{Event, Parser};
+
+fn members(bytes: &[u8]) -> Vec<Vec<u8>> {
+    let mut z = zip::ZipArchive::new(std::io::Cursor::new(bytes)).expect("a zip bundle");
+    let mut out = Vec::new();
+    for i in 0..z.len() {
+        let mut f = z.by_index(i).expect("entry");
+        if f.is_dir() {
+            continue;
+        }
+        let mut buf = Vec::with_capacity(f.size() as usize);
+        f.read_to_end(&mut buf).expect("inflate");
+        out.push(buf);
+    }
+    out
+}
+
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// The child: bundle → HTML, timed; prints `seconds rss_kib points store_bytes html_bytes`.
+fn e2e(path: &str) {
+    let t = Instant::now();
+    let bytes = std::fs::read(path).expect("bundle");
+    let loaded = load(
+        Input::Bytes {
+            name: path,
+            bytes: &bytes,
+            mtime_ms: None,
+        },
+        &Options::default(),
+    )
+    .expect("loads");
+    let t_load = t.elapsed().as_secs_f64();
+    let report = analyse(&loaded, &BundleMeta::default(), &Settings::default()).expect("report");
+    let t_analyse = t.elapsed().as_secs_f64() - t_load;
+    let html = render::html(&report);
+    let secs = t.elapsed().as_secs_f64();
+    println!(
+        "{secs} {} {} {} {} {t_load} {t_analyse} {}",
+        peak_rss_kib(),
+        loaded.store.points(),
+        loaded.store.heap_bytes(),
+        html.len(),
+        secs - t_load - t_analyse
+    );
+}
+
+fn mb_s(bytes: usize, secs: f64) -> String {
+    format!("{:.0} MB/s", bytes as f64 / 1e6 / secs)
+}
+
+fn http_get(port: u16, path: &str) -> Option<String> {
+    use std::io::Write;
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+    let mut buf = String::new();
+    s.read_to_string(&mut buf).ok()?;
+    Some(buf)
+}
+
+fn encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+/// promtool backfill + the report's queries on a local Prometheus; seconds.
+fn promtool(path: &str, dir: &Path) -> Option<(f64, f64, usize)> {
+    let om = dir.join("bundle.om");
+    let bytes = std::fs::read(path).ok()?;
+    let loaded = load(
+        Input::Bytes {
+            name: path,
+            bytes: &bytes,
+            mtime_ms: None,
+        },
+        &Options::default(),
+    )
+    .ok()?;
+    let mut text = String::new();
+    vllm_lens_core::openmetrics::write(&loaded.store, &mut text);
+    std::fs::write(&om, text).ok()?;
+    let start = loaded
+        .store
+        .targets()
+        .iter()
+        .filter_map(|t| t.sample_times().first().copied())
+        .min()?;
+    let end = loaded
+        .store
+        .targets()
+        .iter()
+        .filter_map(|t| t.sample_times().last().copied())
+        .max()?;
+    drop(loaded);
+    let data = dir.join("data");
+    let t = Instant::now();
+    let ok = Command::new("promtool")
+        .args(["tsdb", "create-blocks-from", "openmetrics"])
+        .arg(&om)
+        .arg(&data)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .ok()?
+        .success();
+    let backfill = t.elapsed().as_secs_f64();
+    if !ok {
+        return None;
+    }
+    let port = TcpListener::bind("127.0.0.1:0")
+        .ok()?
+        .local_addr()
+        .ok()?
+        .port();
+    let config = dir.join("prometheus.yml");
+    std::fs::write(&config, "global:\n  scrape_interval: 1h\n").ok()?;
+    let mut child = Command::new("prometheus")
+        .arg(format!("--config.file={}", config.display()))
+        .arg(format!("--storage.tsdb.path={}", data.display()))
+        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+        .arg("--storage.tsdb.retention.time=100y")
+        .arg("--log.level=error")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let t0 = Instant::now();
+    while http_get(port, "/-/ready").is_none_or(|r| !r.contains(" 200 ")) {
+        if t0.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The report's figures as an SRE would query them: 1-minute windows
+    // over the whole capture.
+    let queries = [
+        "sum(rate(vllm:generation_tokens_total[1m]))",
+        "sum(rate(vllm:prompt_tokens_total[1m]))",
+        "sum by (finished_reason) (increase(vllm:request_success_total[1m]))",
+        "histogram_quantile(0.95, sum by (le) (increase(vllm:time_to_first_token_seconds_bucket[1m])))",
+        "histogram_quantile(0.95, sum by (le) (increase(vllm:inter_token_latency_seconds_bucket[1m])))",
+        "sum(increase(vllm:request_queue_time_seconds_sum[1m])) / sum(increase(vllm:request_queue_time_seconds_count[1m]))",
+        "sum(increase(vllm:request_prefill_time_seconds_sum[1m])) / sum(increase(vllm:request_prefill_time_seconds_count[1m]))",
+        "sum(increase(vllm:request_decode_time_seconds_sum[1m])) / sum(increase(vllm:request_decode_time_seconds_count[1m]))",
+        "sum(increase(vllm:prefix_cache_hits_total[1m])) / sum(increase(vllm:prefix_cache_queries_total[1m]))",
+        "max_over_time(vllm:kv_cache_usage_perc[1m])",
+        "max_over_time(vllm:num_requests_running[1m])",
+        "max_over_time(vllm:num_requests_waiting[1m])",
+        "avg_over_time(DCGM_FI_DEV_GPU_UTIL[1m])",
+        "avg_over_time(DCGM_FI_PROF_PIPE_TENSOR_ACTIVE[1m])",
+        "avg_over_time(DCGM_FI_PROF_DRAM_ACTIVE[1m])",
+        "avg_over_time(DCGM_FI_DEV_POWER_USAGE[1m])",
+        "increase(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION[1m])",
+    ];
+    let t = Instant::now();
+    let mut answered = 0;
+    for q in queries {
+        let path = format!(
+            "/api/v1/query_range?query={}&start={}&end={}&step=60",
+            encode(q),
+            start / 1000,
+            end / 1000
+        );
+        if http_get(port, &path).is_some_and(|r| r.contains("\"success\"")) {
+            answered += 1;
+        }
+    }
+    let query_secs = t.elapsed().as_secs_f64();
+    let _ = child.kill();
+    let _ = child.wait();
+    Some((backfill, query_secs, answered))
+}
+
+/// Python `prometheus_client`'s text parser over the members; seconds.
+fn python(members: &[Vec<u8>], dir: &Path) -> Option<(f64, u64)> {
+    let mdir = dir.join("members");
+    std::fs::create_dir_all(&mdir).ok()?;
+    for (i, m) in members.iter().enumerate() {
+        std::fs::write(mdir.join(format!("{i:06}.prom")), m).ok()?;
+    }
+    let script = r#"
+import os, sys, time
+from prometheus_client.parser import text_string_to_metric_families
+d = sys.argv[1]
+texts = [open(os.path.join(d, f), encoding='utf-8', errors='replace').read() for f in sorted(os.listdir(d))]
+t = time.perf_counter()
+n = 0
+for text in texts:
+    try:
+        for fam in text_string_to_metric_families(text):
+            n += len(fam.samples)
+    except Exception:
+        pass
+print(time.perf_counter() - t, n)
+"#;
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(&mdir)
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut it = text.split_whitespace();
+    Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--e2e") {
+        e2e(&args[1]);
+        return;
+    }
+    if args.is_empty() {
+        eprintln!("usage: vllm-lens-bench BUNDLE.zip... (see docs/performance.md)");
+        std::process::exit(2);
+    }
+    for path in &args {
+        let bytes = std::fs::read(path).expect("bundle");
+        // 1. The machine's limit: inflate and count lines.
+        let t = Instant::now();
+        let ms = members(&bytes);
+        let mut lines = 0usize;
+        for m in &ms {
+            lines += memchr::memchr_iter(b'\n', m).count();
+        }
+        let inflate_scan = t.elapsed().as_secs_f64();
+        let text: usize = ms.iter().map(Vec::len).sum();
+        let texts: Vec<String> = ms
+            .iter()
+            .map(|m| String::from_utf8_lossy(m).into_owned())
+            .collect();
+        // 2. Our parser.
+        let t = Instant::now();
+        let mut samples = 0u64;
+        for s in &texts {
+            for e in Parser::new(s) {
+                if let Event::Sample(x) = e {
+                    samples += 1;
+                    std::hint::black_box(x.value);
+                }
+            }
+        }
+        let ours = t.elapsed().as_secs_f64();
+        // 3. prometheus-parse, on an underscored copy (it drops `vllm:` names).
+        let under: Vec<String> = texts.iter().map(|s| s.replace("vllm:", "vllm_")).collect();
+        let t = Instant::now();
+        let mut theirs_samples = 0usize;
+        for s in &under {
+            let lines = s.lines().map(|l| Ok(l.to_string()));
+            if let Ok(scrape) = prometheus_parse::Scrape::parse(lines) {
+                theirs_samples += scrape.samples.len();
+            }
+        }
+        let theirs = t.elapsed().as_secs_f64();
+        drop(under);
+        // 4. The whole pipeline, in a child for its own peak RSS.
+        let me = std::env::current_exe().expect("self");
+        let out = Command::new(me)
+            .args(["--e2e", path])
+            .output()
+            .expect("child");
+        let line = String::from_utf8_lossy(&out.stdout).into_owned();
+        let f: Vec<f64> = line
+            .split_whitespace()
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        let (e2e_s, rss_kib, points, store_bytes, html_bytes) = (f[0], f[1], f[2], f[3], f[4]);
+        let dir = std::env::temp_dir().join(format!("vllm-lens-bench-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let py = python(&ms, &dir);
+        drop(ms);
+        drop(texts);
+        let prom = promtool(path, &dir);
+        let _ = std::fs::remove_dir_all(&dir);
+
+        let name = Path::new(path)
+            .file_name()
+            .map_or(path.clone(), |n| n.to_string_lossy().into_owned());
+        println!("\n### {name}\n");
+        println!(
+            "{:.1} MB zipped, {:.1} MB of text in {} files, {} lines, {} samples, {} stored points\n",
+            bytes.len() as f64 / 1e6,
+            text as f64 / 1e6,
+            members_count(&bytes),
+            lines,
+            samples,
+            points as u64
+        );
+        println!("| what | time | throughput | vs vllm-lens |");
+        println!("|---|---|---|---|");
+        println!(
+            "| inflate + line scan (memchr): the machine's limit | {inflate_scan:.2} s | {} | |",
+            mb_s(text, inflate_scan)
+        );
+        println!(
+            "| vllm-lens-expo parser | {ours:.2} s | {}, {:.1} M samples/s | 1× |",
+            mb_s(text, ours),
+            samples as f64 / 1e6 / ours
+        );
+        println!(
+            "| prometheus-parse 0.2.5 (underscored copy; {theirs_samples} samples) | {theirs:.2} s | {} | {:.1}× slower |",
+            mb_s(text, theirs),
+            theirs / ours
+        );
+        match py {
+            Some((s, n)) => println!(
+                "| Python prometheus_client parser ({n} samples) | {s:.2} s | {} | {:.1}× slower |",
+                mb_s(text, s),
+                s / ours
+            ),
+            None => println!(
+                "| Python prometheus_client parser | not run (python3 -m pip install prometheus_client) | | |"
+            ),
+        }
+        println!(
+            "| vllm-lens end to end (bundle → HTML), native | {e2e_s:.2} s | {} | |",
+            mb_s(text, e2e_s)
+        );
+        match prom {
+            Some((b, q, n)) => println!(
+                "| promtool backfill + {n} report queries on Prometheus 2.42 | {:.2} s ({b:.2} s + {q:.2} s) | | {:.1}× slower than end to end |",
+                b + q,
+                (b + q) / e2e_s
+            ),
+            None => println!(
+                "| promtool backfill + queries | not run (apt-get install prometheus) | | |"
+            ),
+        }
+        println!(
+            "\nEnd to end: load (inflate, parse, store) {:.2} s, analyse {:.2} s, render {:.2} s.\npeak RSS {:.0} MiB; store {:.1} MiB, {:.1} bytes per stored point; HTML {:.2} MB; end to end = {:.1}× inflate + line scan.",
+            f[5],
+            f[6],
+            f[7],
+            rss_kib / 1024.0,
+            store_bytes / 1048576.0,
+            store_bytes / points.max(1.0),
+            html_bytes / 1e6,
+            e2e_s / inflate_scan
+        );
+    }
+}
+
+fn members_count(bytes: &[u8]) -> usize {
+    zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_or(0, |z| z.len())
+}
