@@ -57,6 +57,7 @@ fn e2e(path: &str) {
         &Options::default(),
     )
     .expect("loads");
+    drop(bytes); // as the CLI does: the bundle's bytes are not needed any more
     let t_load = t.elapsed().as_secs_f64();
     let report = analyse(&loaded, &BundleMeta::default(), &Settings::default()).expect("report");
     let t_analyse = t.elapsed().as_secs_f64() - t_load;

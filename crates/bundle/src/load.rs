@@ -292,6 +292,13 @@ pub fn load(input: Input<'_>, options: &Options) -> Result<Loaded, Error> {
         ))
     });
     let order: Vec<usize> = plans.iter().map(|p| p.index).collect();
+    // Scrapes per target, so each series reserves its points once.
+    let mut per_target: BTreeMap<String, usize> = BTreeMap::new();
+    for p in &plans {
+        if let Some(t) = &p.target {
+            *per_target.entry(t.clone()).or_default() += 1;
+        }
+    }
     let plan_of: BTreeMap<usize, usize> = plans
         .iter()
         .enumerate()
@@ -452,6 +459,9 @@ pub fn load(input: Input<'_>, options: &Options) -> Result<Loaded, Error> {
             kind,
             plan.manifest_target,
         );
+        if let Some(&n) = per_target.get(&target.1) {
+            store.expect_points(target.0, n);
+        }
         let ingested_first = store.ingest(target.0, &text, time);
         let ingested = if ingested_first.untimed > 0 && time.is_none() {
             match mtime {

@@ -134,6 +134,7 @@ pub struct Target {
     labels: Vec<(Sym, Sym)>,
     scrapes: Vec<ScrapeRecord>,
     times: Vec<i64>,
+    expected_points: usize,
 }
 
 impl Target {
@@ -350,9 +351,20 @@ impl Store {
             labels: own,
             scrapes: Vec::new(),
             times: Vec::new(),
+            expected_points: 0,
         });
         self.raw_keys.push(FxHashMap::default());
         id
+    }
+
+    /// Tells the store how many scrapes of `target` are coming, so that each
+    /// new series of it reserves that many points at once instead of
+    /// growing by doubling (which can hold twice the points' memory at the
+    /// peak). A hint only: series grow past it if they must.
+    pub fn expect_points(&mut self, target: TargetId, points: usize) {
+        if let Some(t) = self.targets.get_mut(target.0 as usize) {
+            t.expected_points = points;
+        }
     }
 
     /// Changes a target's kind (e.g. once its content has been sniffed).
@@ -726,8 +738,8 @@ impl Store {
                     name: name_sym,
                     labels: labels_id,
                     role,
-                    times: Vec::new(),
-                    values: Vec::new(),
+                    times: Vec::with_capacity(self.targets[target.0 as usize].expected_points),
+                    values: Vec::with_capacity(self.targets[target.0 as usize].expected_points),
                     sorted: true,
                 });
                 self.families[family.0 as usize].series.push(id);
