@@ -80,6 +80,8 @@
       state.rendered = { html: m.html, json: m.json, markdown: m.markdown };
       state.reports = (state.reports || 0) + 1;
       state.wasmBytes = m.wasmBytes;
+      state.loadMs = m.loadMs;
+      state.analysisMs = m.ms;
       const frame = $('report');
       if (state.frameUrl) URL.revokeObjectURL(state.frameUrl);
       state.frameUrl = URL.createObjectURL(new Blob([m.html], { type: 'text/html' }));

@@ -4,6 +4,7 @@
 // Session and renders the report for any settings without re-reading it.
 let vllmLensSession = null;
 let vllmLensPair = null;
+let vllmLensLoadMs = 0;
 
 function vllmLensDecode(b64) {
   const bin = atob(b64);
@@ -19,6 +20,7 @@ function vllmLensRender(settings, t0) {
   const msg = {
     type: 'report', html: r.html, markdown: r.markdown, json: r.json, ms: performance.now() - t0,
     wasmBytes: wasm.memory.buffer.byteLength,
+    loadMs: vllmLensLoadMs,
   };
   r.free();
   self.postMessage(msg);
@@ -46,6 +48,7 @@ self.onmessage = (event) => {
       self.postMessage({ type: 'ready', version: version() });
     } else if (m.type === 'load-bytes') {
       vllmLensReplace(new Session(m.name, new Uint8Array(m.buffer)));
+      vllmLensLoadMs = performance.now() - t0;
       vllmLensRender(m.settings, t0);
     } else if (m.type === 'load-files') {
       vllmLensReplace(Session.from_files(m.name, m.paths, m.buffers.map((b) => new Uint8Array(b))));

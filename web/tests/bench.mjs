@@ -17,8 +17,8 @@ const browser = await chromium.launch({
   executablePath: '/usr/bin/chromium',
   args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
 });
-console.log('| bundle | native (CLI, bundle → HTML) | drop-to-report in Chromium | WASM/native | WASM memory | longest main-thread task |');
-console.log('|---|---|---|---|---|---|');
+console.log('| bundle | native (CLI, bundle → HTML) | drop-to-report in Chromium | of which load in WASM | analyse + render in WASM | WASM/native | WASM memory | longest main-thread task |');
+console.log('|---|---|---|---|---|---|---|---|');
 for (const b of bundles) {
   const t0 = process.hrtime.bigint();
   execFileSync(cli, ['report', b, '-o', '/dev/null'], { stdio: 'ignore' });
@@ -32,9 +32,9 @@ for (const b of bundles) {
   await page.waitForFunction(() => window.vllmLens && window.vllmLens.ready === true, null, { timeout: 60000 });
   await page.setInputFiles('#input', b);
   await page.waitForFunction(() => (window.vllmLens.reports || 0) > 0, null, { timeout: 600000 });
-  const r = await page.evaluate(() => ({ s: window.vllmLens.lastSeconds, mem: window.vllmLens.wasmBytes, tasks: window.__longTasks }));
+  const r = await page.evaluate(() => ({ s: window.vllmLens.lastSeconds, mem: window.vllmLens.wasmBytes, tasks: window.__longTasks, load: window.vllmLens.loadMs, total: window.vllmLens.analysisMs }));
   const longest = r.tasks.length ? Math.max(...r.tasks) : 0;
-  console.log(`| ${b.split('/').pop()} | ${native.toFixed(2)} s | ${r.s.toFixed(2)} s | ${(r.s / native).toFixed(2)} | ${(r.mem / 1048576).toFixed(0)} MiB | ${longest.toFixed(0)} ms |`);
+  console.log(`| ${b.split('/').pop()} | ${native.toFixed(2)} s | ${r.s.toFixed(2)} s | ${(r.load / 1000).toFixed(2)} s | ${((r.total - r.load) / 1000).toFixed(2)} s | ${(r.s / native).toFixed(2)} | ${(r.mem / 1048576).toFixed(0)} MiB | ${longest.toFixed(0)} ms |`);
   await page.close();
 }
 await browser.close();
