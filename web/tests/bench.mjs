@@ -37,4 +37,35 @@ for (const b of bundles) {
   console.log(`| ${b.split('/').pop()} | ${native.toFixed(2)} s | ${r.s.toFixed(2)} s | ${(r.load / 1000).toFixed(2)} s | ${((r.total - r.load) / 1000).toFixed(2)} s | ${(r.s / native).toFixed(2)} | ${(r.mem / 1048576).toFixed(0)} MiB | ${longest.toFixed(0)} ms |`);
   await page.close();
 }
+// Inflate and parse alone, in the browser's WebAssembly and natively via
+// the same bytes: where the load's extra time goes.
+{
+  const page = await browser.newPage();
+  await page.goto(`file://${resolve(distDir)}/vllm-lens.html`);
+  const { readFileSync } = await import('node:fs');
+  const scrape = readFileSync(join(root, 'tests/data/scrapes/vllm-v1-0.23-2engines.prom'), 'utf8');
+  const bundle = bundles[0];
+  const b64 = readFileSync(bundle).toString('base64');
+  const r = await page.evaluate(async ([data, text]) => {
+    const glue = document.getElementById('vllm-lens-glue').textContent
+      .replace(/import\.meta\.url/g, 'location.href')
+      .replace(/^export default /gm, 'const __d = ')
+      .replace(/^export \{[^}]*\};?$/gm, '')
+      .replace(/^export /gm, '');
+    const wasmB64 = document.getElementById('vllm-lens-wasm').textContent.trim();
+    const src = glue + `
+      self.onmessage = (e) => {
+        const dec = (s) => { const b = atob(s); const o = new Uint8Array(b.length); for (let i = 0; i < b.length; i++) o[i] = b.charCodeAt(i); return o; };
+        initSync({ module: dec(e.data.wasm) });
+        const bytes = dec(e.data.bundle);
+        let t = performance.now(); const n = bench_inflate(bytes); const inflate = performance.now() - t;
+        t = performance.now(); const s = bench_parse(e.data.text, 200); const parse = performance.now() - t;
+        self.postMessage({ inflate, n, parse, s, textBytes: e.data.text.length * 200 });
+      };`;
+    const w = new Worker(URL.createObjectURL(new Blob([src], { type: 'text/javascript' })));
+    return await new Promise((ok) => { w.onmessage = (e) => ok(e.data); w.postMessage({ wasm: wasmB64, bundle: data, text }); });
+  }, [b64, scrape]);
+  console.log(`\nIn WebAssembly: inflating ${bundle.split('/').pop()} (${(r.n / 1e6).toFixed(0)} MB of text) took ${(r.inflate / 1000).toFixed(2)} s (${(r.n / 1e6 / (r.inflate / 1000)).toFixed(0)} MB/s); parsing a vLLM scrape 200 times ${(r.parse / 1000).toFixed(2)} s (${(r.textBytes / 1e6 / (r.parse / 1000)).toFixed(0)} MB/s).`);
+  await page.close();
+}
 await browser.close();
