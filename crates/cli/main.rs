@@ -295,7 +295,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 );
             }
             let c = vllm_lens_core::analysis::compare::compare(&reports[0], &reports[1]);
-            let mut stdout = std::io::stdout().lock();
             let outputs = [
                 (
                     output.as_deref(),
@@ -304,22 +303,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 (json.as_deref(), vllm_lens_core::render::compare::json),
                 (md.as_deref(), vllm_lens_core::render::compare::markdown),
             ];
-            let mut wrote = false;
-            for (path, render) in outputs {
-                let Some(path) = path else { continue };
-                wrote = true;
-                let text = render(&c);
-                if path == "-" {
-                    write_out(&mut stdout, &text)?;
-                } else {
-                    std::fs::write(path, text)
-                        .with_context(|| format!("{path}: cannot be written"))?;
-                    eprintln!("vllm-lens: wrote {path}");
-                }
-            }
-            if !wrote {
-                write_out(&mut stdout, &vllm_lens_core::render::compare::markdown(&c))?;
-            }
+            emit(&c, &outputs, vllm_lens_core::render::compare::markdown)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Export {
@@ -335,17 +319,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if let Some(r) = &redactor {
                 text = r.text(&text);
             }
-            for d in loaded
-                .diagnostics
-                .iter()
-                .filter(|d| d.severity != vllm_lens_core::Severity::Info)
-            {
-                let line = d.to_string();
-                eprintln!(
-                    "vllm-lens: {}",
-                    redactor.as_ref().map_or(line.clone(), |r| r.text(&line))
-                );
-            }
+            print_diagnostics(&loaded, redactor.as_ref());
             if openmetrics == "-" {
                 write_out(&mut std::io::stdout().lock(), &text)?;
             } else {
@@ -402,18 +376,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if let Some(r) = &redactor {
                 report = r.report(&report);
             }
-            for d in loaded
-                .diagnostics
-                .iter()
-                .filter(|d| d.severity != vllm_lens_core::Severity::Info)
-            {
-                let line = d.to_string();
-                eprintln!(
-                    "vllm-lens: {}",
-                    redactor.as_ref().map_or(line.clone(), |r| r.text(&line))
-                );
-            }
-            let mut stdout = std::io::stdout().lock();
+            print_diagnostics(&loaded, redactor.as_ref());
             let outputs = [
                 (
                     output.as_deref(),
@@ -422,22 +385,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 (json.as_deref(), vllm_lens_core::render::json),
                 (md.as_deref(), vllm_lens_core::render::markdown),
             ];
-            let mut wrote = false;
-            for (path, render) in outputs {
-                let Some(path) = path else { continue };
-                wrote = true;
-                let text = render(&report);
-                if path == "-" {
-                    write_out(&mut stdout, &text)?;
-                } else {
-                    std::fs::write(path, text)
-                        .with_context(|| format!("{path}: cannot be written"))?;
-                    eprintln!("vllm-lens: wrote {path}");
-                }
-            }
-            if !wrote {
-                write_out(&mut stdout, &vllm_lens_core::report::to_text(&report))?;
-            }
+            emit(&report, &outputs, vllm_lens_core::report::to_text)?;
             let failed = report
                 .slo
                 .iter()
@@ -448,6 +396,49 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 ExitCode::SUCCESS
             })
         }
+    }
+}
+
+/// A requested output file (`None`: not asked for) and how to render it.
+type Output<'a, T> = (Option<&'a str>, fn(&T) -> String);
+
+/// Writes each requested rendering (`-` for stdout); with none requested,
+/// prints `fallback` on stdout.
+fn emit<T>(value: &T, outputs: &[Output<'_, T>], fallback: fn(&T) -> String) -> anyhow::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    let mut wrote = false;
+    for (path, render) in outputs {
+        let Some(path) = path else { continue };
+        wrote = true;
+        let text = render(value);
+        if *path == "-" {
+            write_out(&mut stdout, &text)?;
+        } else {
+            std::fs::write(path, text).with_context(|| format!("{path}: cannot be written"))?;
+            eprintln!("vllm-lens: wrote {path}");
+        }
+    }
+    if !wrote {
+        write_out(&mut stdout, &fallback(value))?;
+    }
+    Ok(())
+}
+
+/// Prints the bundle's problems (not its notes) on stderr, redacted if asked.
+fn print_diagnostics(
+    loaded: &vllm_lens_core::Loaded,
+    redactor: Option<&vllm_lens_core::redact::Redactor>,
+) {
+    for d in loaded
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity != vllm_lens_core::Severity::Info)
+    {
+        let line = d.to_string();
+        eprintln!(
+            "vllm-lens: {}",
+            redactor.map_or(line.clone(), |r| r.text(&line))
+        );
     }
 }
 

@@ -154,15 +154,8 @@ impl Manifest {
         Ok(manifest)
     }
 
-    /// The manifest's entry for a bundle member, by path.
-    pub fn scrape_for_file(&self, path: &str) -> Option<&ManifestScrape> {
-        self.scrapes
-            .iter()
-            .find(|s| s.file.as_deref().is_some_and(|f| same_path(f, path)))
-    }
-
     /// An index of the scrapes by file path, for looking many files up
-    /// (the first entry for a path wins, as with [`Manifest::scrape_for_file`]).
+    /// (the first entry for a path wins).
     pub fn file_index(&self) -> FileIndex<'_> {
         let mut map = std::collections::HashMap::new();
         for s in &self.scrapes {
@@ -203,10 +196,6 @@ fn clean_path(p: &str) -> String {
     p.trim_start_matches("./")
         .trim_start_matches('/')
         .replace('\\', "/")
-}
-
-fn same_path(a: &str, b: &str) -> bool {
-    clean_path(a) == clean_path(b)
 }
 
 /// Scrapes by file path ([`Manifest::file_index`]).

@@ -11,11 +11,9 @@ use vllm_lens_analysis::model::SloStatus;
 use vllm_lens_analysis::time::{format_duration, format_rfc3339};
 
 use crate::embed;
-use crate::html::{CSP, num};
+use crate::html::{CSP, STYLE, num};
 use crate::md::escape;
 use crate::svg::{self, Chart, Kind, Series};
-
-const STYLE: &str = include_str!("style.css");
 
 fn fairness_words(f: Fairness) -> (&'static str, &'static str) {
     match f {

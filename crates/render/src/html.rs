@@ -19,7 +19,8 @@ use crate::svg::{self, Chart, Kind, Series, Threshold};
 /// inline styles and `data:` images only.
 pub const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
 
-const STYLE: &str = include_str!("style.css");
+/// The report's stylesheet (also used by the comparison page).
+pub(crate) const STYLE: &str = include_str!("style.css");
 
 /// A figure for humans: 3 significant digits, no needless decimals.
 pub fn num(v: f64) -> String {
