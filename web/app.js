@@ -77,7 +77,7 @@
       if (diags.length) showError('', diags);
       status('Analysing…');
     } else if (m.type === 'report') {
-      state.rendered = { html: m.html, json: m.json, markdown: m.markdown };
+      state.rendered = { html: m.html, json: null, markdown: null };
       state.reports = (state.reports || 0) + 1;
       state.wasmBytes = m.wasmBytes;
       state.loadMs = m.loadMs;
@@ -87,12 +87,20 @@
       state.frameUrl = URL.createObjectURL(new Blob([m.html], { type: 'text/html' }));
       frame.src = state.frameUrl;
       frame.hidden = false;
-      for (const id of ['dl-html', 'dl-json', 'copy-md']) $(id).disabled = false;
+      $('dl-html').disabled = false;
+      for (const id of ['dl-json', 'copy-md']) $(id).disabled = true;
       const secs = (performance.now() - state.started) / 1000;
       state.lastSeconds = secs;
       status(state.name + ': report ready in ' + secs.toFixed(2) + ' s (analysis ' + (m.ms / 1000).toFixed(2) + ' s)');
       progress(1, 1);
       setState('ready');
+    } else if (m.type === 'extras') {
+      // The JSON model and Markdown follow the report by a moment.
+      if (state.rendered) {
+        state.rendered.json = m.json;
+        state.rendered.markdown = m.markdown;
+        for (const id of ['dl-json', 'copy-md']) $(id).disabled = false;
+      }
     } else if (m.type === 'error') {
       state.errors = (state.errors || 0) + 1;
       showError(m.message, []);

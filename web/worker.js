@@ -17,13 +17,37 @@ function vllmLensRender(settings, t0) {
   const r = vllmLensPair
     ? compare_sessions(vllmLensPair[0], vllmLensPair[1], JSON.stringify(settings))
     : vllmLensSession.report(JSON.stringify(settings));
-  const msg = {
-    type: 'report', html: r.html, markdown: r.markdown, json: r.json, ms: performance.now() - t0,
+  self.postMessage({
+    type: 'report', html: r.html, ms: performance.now() - t0,
     wasmBytes: wasm.memory.buffer.byteLength,
     loadMs: vllmLensLoadMs,
-  };
+  });
+  // The downloads' other formats follow the report on screen.
+  const extras = { type: 'extras', markdown: r.markdown, json: r.json };
   r.free();
-  self.postMessage(msg);
+  self.postMessage(extras);
+}
+
+// SHA-256 of a bundle by the browser's Web Crypto, which hashes on its own
+// thread while the bundle loads here; null where it is unavailable (the
+// core then hashes in WebAssembly).
+function vllmLensDigest(bytes) {
+  try {
+    if (!self.crypto || !self.crypto.subtle) return null;
+    return self.crypto.subtle.digest('SHA-256', bytes).then(
+      (d) => Array.from(new Uint8Array(d), (b) => b.toString(16).padStart(2, '0')).join(''),
+      () => null);
+  } catch (_) {
+    return null;
+  }
+}
+
+async function vllmLensLoad(name, bytes) {
+  const digest = vllmLensDigest(bytes);
+  const session = Session.unhashed(name, bytes);
+  const hex = digest ? await digest : null;
+  if (!hex || !session.set_sha256(hex)) session.hash(bytes);
+  return session;
 }
 
 function vllmLensFree() {
@@ -39,7 +63,14 @@ function vllmLensReplace(session) {
   self.postMessage({ type: 'loaded', diagnostics: session.diagnostics() });
 }
 
+// Messages are handled one at a time, in order, though loading awaits the
+// digest: a second drop never interleaves with the first.
+let vllmLensQueue = Promise.resolve();
 self.onmessage = (event) => {
+  vllmLensQueue = vllmLensQueue.then(() => vllmLensHandle(event));
+};
+
+async function vllmLensHandle(event) {
   const m = event.data;
   const t0 = performance.now();
   try {
@@ -47,15 +78,15 @@ self.onmessage = (event) => {
       initSync({ module: vllmLensDecode(m.wasm) });
       self.postMessage({ type: 'ready', version: version() });
     } else if (m.type === 'load-bytes') {
-      vllmLensReplace(new Session(m.name, new Uint8Array(m.buffer)));
+      vllmLensReplace(await vllmLensLoad(m.name, new Uint8Array(m.buffer)));
       vllmLensLoadMs = performance.now() - t0;
       vllmLensRender(m.settings, t0);
     } else if (m.type === 'load-files') {
       vllmLensReplace(Session.from_files(m.name, m.paths, m.buffers.map((b) => new Uint8Array(b))));
       vllmLensRender(m.settings, t0);
     } else if (m.type === 'load-pair') {
-      const a = new Session(m.names[0], new Uint8Array(m.buffers[0]));
-      const b = new Session(m.names[1], new Uint8Array(m.buffers[1]));
+      const a = await vllmLensLoad(m.names[0], new Uint8Array(m.buffers[0]));
+      const b = await vllmLensLoad(m.names[1], new Uint8Array(m.buffers[1]));
       vllmLensFree();
       vllmLensPair = [a, b];
       const diags = JSON.parse(a.diagnostics()).concat(JSON.parse(b.diagnostics()));
@@ -70,4 +101,4 @@ self.onmessage = (event) => {
   } catch (err) {
     self.postMessage({ type: 'error', message: String((err && err.message) || err), fatal: err instanceof WebAssembly.RuntimeError });
   }
-};
+}

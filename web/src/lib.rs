@@ -108,6 +108,15 @@ impl Session {
     /// Loads one file: a `.zip`, `.tar.gz`, `.tar`, `.gz` or a single scrape.
     #[wasm_bindgen(constructor)]
     pub fn new(name: &str, bytes: &[u8]) -> Result<Session, JsError> {
+        let mut session = Session::unhashed(name, bytes)?;
+        session.meta.sha256 = Some(sha256_hex(bytes));
+        Ok(session)
+    }
+
+    /// Like [`Session::new`] without the bytes' SHA-256: the worker has the
+    /// browser's Web Crypto hash them on its own thread while the bundle
+    /// loads here, then hands the digest over with [`Session::set_sha256`].
+    pub fn unhashed(name: &str, bytes: &[u8]) -> Result<Session, JsError> {
         let loaded = load(
             Input::Bytes {
                 name,
@@ -121,9 +130,24 @@ impl Session {
             loaded,
             meta: BundleMeta {
                 name: name.to_string(),
-                sha256: Some(sha256_hex(bytes)),
+                sha256: None,
             },
         })
+    }
+
+    /// Records the bundle's SHA-256 (64 hex digits); false, and nothing
+    /// recorded, for anything else.
+    pub fn set_sha256(&mut self, hex: &str) -> bool {
+        if hex.len() != 64 || !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
+            return false;
+        }
+        self.meta.sha256 = Some(hex.to_ascii_lowercase());
+        true
+    }
+
+    /// Hashes the bundle's bytes here (where Web Crypto is unavailable).
+    pub fn hash(&mut self, bytes: &[u8]) {
+        self.meta.sha256 = Some(sha256_hex(bytes));
     }
 
     /// Loads several files (loose scrapes, or a folder's files with their
@@ -171,8 +195,7 @@ impl Session {
         let report = analyse(&self.loaded, &self.meta, &page.settings()).map_err(js_error)?;
         Ok(Rendered {
             html: render::html(&report),
-            markdown: render::markdown(&report),
-            json: render::json(&report),
+            model: Model::Report(Box::new(report)),
         })
     }
 }
@@ -191,17 +214,21 @@ pub fn compare_sessions(
     let c = vllm_lens_core::analysis::compare::compare(&a, &b);
     Ok(Rendered {
         html: render::compare::html(&c),
-        markdown: render::compare::markdown(&c),
-        json: render::compare::json(&c),
+        model: Model::Comparison(Box::new(c)),
     })
 }
 
-/// One rendering of the report.
+enum Model {
+    Report(Box<vllm_lens_core::analysis::Report>),
+    Comparison(Box<vllm_lens_core::analysis::compare::Comparison>),
+}
+
+/// One rendering of the report: the HTML at once, the Markdown and JSON
+/// when asked for (the page shows the report first, then fetches them).
 #[wasm_bindgen]
 pub struct Rendered {
     html: String,
-    markdown: String,
-    json: String,
+    model: Model,
 }
 
 #[wasm_bindgen]
@@ -214,12 +241,18 @@ impl Rendered {
     /// The Markdown summary.
     #[wasm_bindgen(getter)]
     pub fn markdown(&self) -> String {
-        self.markdown.clone()
+        match &self.model {
+            Model::Report(r) => render::markdown(r),
+            Model::Comparison(c) => render::compare::markdown(c),
+        }
     }
     /// The report model as JSON.
     #[wasm_bindgen(getter)]
     pub fn json(&self) -> String {
-        self.json.clone()
+        match &self.model {
+            Model::Report(r) => render::json(r),
+            Model::Comparison(c) => render::compare::json(c),
+        }
     }
 }
 
@@ -232,9 +265,23 @@ mod tests {
         let s = Session::new(SAMPLE_NAME, SAMPLE).unwrap_or_else(|_| panic!("loads"));
         let r = s.report("{}").unwrap_or_else(|_| panic!("renders"));
         assert!(r.html.contains("vllm-lens-report"));
-        let v: serde_json::Value = serde_json::from_str(&r.json).expect("json");
+        let v: serde_json::Value = serde_json::from_str(&r.json()).expect("json");
         assert_eq!(v["bundle"]["name"], SAMPLE_NAME);
         assert_eq!(s.diagnostics(), "[]");
+    }
+
+    #[test]
+    fn a_digest_from_the_page_is_checked_before_it_is_recorded() {
+        let mut s = Session::unhashed(SAMPLE_NAME, SAMPLE).unwrap_or_else(|_| panic!("loads"));
+        assert_eq!(s.meta.sha256, None);
+        assert!(!s.set_sha256("<script>"));
+        assert!(!s.set_sha256(&"g".repeat(64)));
+        assert_eq!(s.meta.sha256, None);
+        let want = sha256_hex(SAMPLE);
+        assert!(s.set_sha256(&want.to_ascii_uppercase()));
+        assert_eq!(s.meta.sha256.as_deref(), Some(want.as_str()));
+        s.hash(SAMPLE);
+        assert_eq!(s.meta.sha256.as_deref(), Some(want.as_str()));
     }
 }
 

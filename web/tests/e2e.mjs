@@ -80,7 +80,11 @@ const counter = (page, key) => page.evaluate((k) => window.vllmLens[k] || 0, key
 async function waitCounter(page, key, before, timeout = 120000) {
   await page.waitForFunction(([k, b]) => (window.vllmLens[k] || 0) > b, [key, before], { timeout });
 }
-const pageJson = async (page) => JSON.parse(await page.evaluate(() => window.vllmLens.rendered.json));
+// The JSON model follows the report (message `extras`) by a moment.
+async function pageJson(page) {
+  await page.waitForFunction(() => window.vllmLens.rendered && window.vllmLens.rendered.json, null, { timeout: 60000 });
+  return JSON.parse(await page.evaluate(() => window.vllmLens.rendered.json));
+}
 
 async function dropFile(page, path, name) {
   const b64 = readFileSync(path).toString('base64');

@@ -102,14 +102,54 @@ pub fn sniff(bytes: &[u8]) -> Content {
 pub fn exposition_kind(text: &str) -> vllm_lens_store::TargetKind {
     use vllm_lens_store::TargetKind;
     let b = text.as_bytes();
-    if memmem::find(b, b"vllm:").is_some()
-        || memmem::find(b, b"\nvllm_").is_some()
-        || b.starts_with(b"vllm_")
-    {
+    // `vllm:` anywhere, or a line starting `vllm_` (0.4-era names): one
+    // scan, which on a DCGM scrape has to read the whole text.
+    let vllm = memmem::find_iter(b, b"vllm").any(|i| match b.get(i + 4) {
+        Some(b':') => true,
+        Some(b'_') => i == 0 || b[i - 1] == b'\n',
+        _ => false,
+    });
+    if vllm {
         TargetKind::Vllm
     } else if memmem::find(b, b"DCGM_FI_").is_some() || memmem::find(b, b"dcgm_").is_some() {
         TargetKind::Dcgm
     } else {
         TargetKind::Other
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::exposition_kind;
+    use vllm_lens_store::TargetKind;
+
+    #[test]
+    fn exporter_kind_by_family_names() {
+        for (text, want) in [
+            ("vllm:num_requests_running 1\n", TargetKind::Vllm),
+            (
+                "# HELP x y\nvllm:num_requests_running 1\n",
+                TargetKind::Vllm,
+            ),
+            ("vllm_num_requests_running 1\n", TargetKind::Vllm),
+            ("x 1\nvllm_num_requests_running 1\n", TargetKind::Vllm),
+            (
+                "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\"} 5\nvllm:x 1\n",
+                TargetKind::Vllm,
+            ),
+            (
+                "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",model=\"vllm_x\"} 5\n",
+                TargetKind::Dcgm,
+            ),
+            ("dcgm_gpu_utilization 5\n", TargetKind::Dcgm),
+            (
+                "process_cpu_seconds_total{job=\"vllm\"} 1\n",
+                TargetKind::Other,
+            ),
+            ("xvllm_y 1\n", TargetKind::Other),
+            ("vllm", TargetKind::Other),
+        ] {
+            assert_eq!(exposition_kind(text), want, "{text:?}");
+        }
     }
 }

@@ -41,7 +41,8 @@ pub fn script(r: &Report) -> Markup {
 /// The `<script>` element holding any JSON document.
 pub fn script_json(json: &str) -> Markup {
     if json.len() > COMPRESS_ABOVE {
-        let mut enc = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
+        let mut enc =
+            flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
         enc.write_all(json.as_bytes()).expect("in memory");
         let packed = enc.finish().expect("in memory");
         let text = base64::engine::general_purpose::STANDARD.encode(packed);

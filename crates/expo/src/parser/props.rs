@@ -68,6 +68,21 @@ proptest! {
     }
 
     #[test]
+    fn lazy_format_detection_reads_as_eager_detection(parts in proptest::collection::vec(fragment(), 0..40)) {
+        let input: String = parts.concat();
+        let eager_format = crate::detect_format(&input);
+        let mut lazy = Parser::new(&input);
+        prop_assert_eq!(lazy.format(), eager_format);
+        let mut eager = Parser::with_format(&input, eager_format);
+        // Compared as printed: NaN values are not equal to themselves.
+        let lazy_events: Vec<_> = lazy.by_ref().map(|e| format!("{e:?}")).collect();
+        let eager_events: Vec<_> = eager.by_ref().map(|e| format!("{e:?}")).collect();
+        prop_assert_eq!(lazy_events, eager_events);
+        prop_assert_eq!(lazy.format(), eager_format);
+        prop_assert_eq!(lazy.into_diagnostics(), eager.into_diagnostics());
+    }
+
+    #[test]
     fn reads_back_what_a_printer_writes(
         samples in proptest::collection::vec(
             (

@@ -99,6 +99,18 @@ fn timestamps_in_both_formats() {
         2: x [] 5.0 ts=Some(1767225600123)
     "#]],
     );
+    // `# EOF` not last: the format is only settled at the first timestamp,
+    // by a scan that still finds it (seconds, not milliseconds).
+    check(
+        "x 5 1767225600.5
+# EOF
+late 1 2
+",
+        expect![[r#"
+        1: x [] 5.0 ts=Some(1767225600500)
+        ! line 3: content after `# EOF` ignored
+    "#]],
+    );
 }
 
 #[test]

@@ -195,3 +195,49 @@ fn type_conflicts_are_reported_once() {
         "#]],
     );
 }
+
+#[test]
+fn series_keep_their_points_when_the_order_of_lines_changes() {
+    // The key cache predicts the n-th line from the last scrape: reordered,
+    // new, vanished and repeated lines must still land on their own series.
+    check(
+        &[
+            (1000, "a 1\nb 2\nc 3\n"),
+            (2000, "b 20\na 10\nc 30\n"),
+            (3000, "c 300\nd 400\n"),
+            (4000, "a 1000\nb 2000\nc 3000\nd 4000\n"),
+        ],
+        expect![[r#"
+            a untyped (1 series)
+              a Value {instance=t,job=other,pod=p-0} [1000, 2000, 4000] [1.0, 10.0, 1000.0]
+            b untyped (1 series)
+              b Value {instance=t,job=other,pod=p-0} [1000, 2000, 4000] [2.0, 20.0, 2000.0]
+            c untyped (1 series)
+              c Value {instance=t,job=other,pod=p-0} [1000, 2000, 3000, 4000] [3.0, 30.0, 300.0, 3000.0]
+            d untyped (1 series)
+              d Value {instance=t,job=other,pod=p-0} [3000, 4000] [400.0, 4000.0]
+        "#]],
+    );
+}
+
+#[test]
+fn same_bytes_is_equality() {
+    let cases = [
+        "",
+        "a",
+        "abcdefgh",
+        "abcdefghi",
+        "vllm:x{engine=\"0\",le=\"0.5\"}",
+    ];
+    for a in cases {
+        for b in cases {
+            assert_eq!(
+                super::same_bytes(a.as_bytes(), b.as_bytes()),
+                a == b,
+                "{a:?} {b:?}"
+            );
+        }
+    }
+    assert!(!super::same_bytes(b"abcdefgh1", b"abcdefgh2"));
+    assert!(!super::same_bytes(b"1bcdefgh1", b"2bcdefgh1"));
+}
