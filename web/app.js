@@ -81,6 +81,7 @@
       state.reports = (state.reports || 0) + 1;
       state.wasmBytes = m.wasmBytes;
       state.loadMs = m.loadMs;
+      state.digestBy = m.digestBy;
       state.analysisMs = m.ms;
       const frame = $('report');
       if (state.frameUrl) URL.revokeObjectURL(state.frameUrl);

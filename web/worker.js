@@ -5,6 +5,7 @@
 let vllmLensSession = null;
 let vllmLensPair = null;
 let vllmLensLoadMs = 0;
+let vllmLensDigestBy = null; // 'webcrypto' or 'wasm': who hashed the last bundle
 
 function vllmLensDecode(b64) {
   const bin = atob(b64);
@@ -21,6 +22,7 @@ function vllmLensRender(settings, t0) {
     type: 'report', html: r.html, ms: performance.now() - t0,
     wasmBytes: wasm.memory.buffer.byteLength,
     loadMs: vllmLensLoadMs,
+    digestBy: vllmLensDigestBy,
   });
   // The downloads' other formats follow the report on screen.
   const extras = { type: 'extras', markdown: r.markdown, json: r.json };
@@ -46,7 +48,12 @@ async function vllmLensLoad(name, bytes) {
   const digest = vllmLensDigest(bytes);
   const session = Session.unhashed(name, bytes);
   const hex = digest ? await digest : null;
-  if (!hex || !session.set_sha256(hex)) session.hash(bytes);
+  if (hex && session.set_sha256(hex)) {
+    vllmLensDigestBy = 'webcrypto';
+  } else {
+    session.hash(bytes);
+    vllmLensDigestBy = 'wasm';
+  }
   return session;
 }
 

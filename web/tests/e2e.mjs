@@ -172,6 +172,8 @@ for (const mode of ['served', 'file']) {
     const saved = join(tmp, `${mode}-report.html`);
     await download.saveAs(saved);
     assert.ok(readFileSync(saved).equals(readFileSync(join(cliDir, 'a10g-qwen3b-ramp.html'))), 'download differs from vllm-lens report');
+    // The SHA-256 in that report came from the browser's Web Crypto.
+    assert.equal(await page.evaluate(() => window.vllmLens.digestBy), 'webcrypto');
     const [dj] = await Promise.all([page.waitForEvent('download'), page.click('#dl-json')]);
     const savedJson = join(tmp, `${mode}-report.json`);
     await dj.saveAs(savedJson);
