@@ -33,6 +33,11 @@ impl<'a> Labels<'a> {
     /// No labels.
     pub const EMPTY: Labels<'static> = Labels { raw: "" };
 
+    /// A label block already validated by the parser (its raw text).
+    pub(crate) fn from_raw(raw: &'a str) -> Labels<'a> {
+        Labels { raw }
+    }
+
     /// The raw text between the braces.
     pub fn raw(&self) -> &'a str {
         self.raw

@@ -47,4 +47,6 @@ mod parser;
 
 pub use diagnostic::{Diagnostic, DiagnosticKind};
 pub use labels::{Label, LabelIter, Labels, unescape_help};
-pub use parser::{Event, Format, MetricType, Parser, Sample, detect_format, parse_value};
+pub use parser::{
+    Event, Format, KeyShape, MetricType, Parser, Sample, detect_format, parse_value, same_bytes,
+};

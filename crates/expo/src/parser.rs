@@ -155,6 +155,34 @@ pub struct Sample<'a> {
     pub line: u32,
 }
 
+/// Where the name and the label block sit inside a sample's `key`, as byte
+/// ranges: enough to rebuild the [`Sample`] of a line that starts with the
+/// same key without scanning it again (see [`Parser::next_hinted`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct KeyShape {
+    name: (u32, u32),
+    labels: (u32, u32),
+}
+
+impl Sample<'_> {
+    /// The shape of this sample's key.
+    pub fn shape(&self) -> KeyShape {
+        let base = self.key.as_ptr() as usize;
+        let range = |s: &str| {
+            let start = (s.as_ptr() as usize).wrapping_sub(base);
+            if s.is_empty() || start > self.key.len() {
+                (0, 0)
+            } else {
+                (start as u32, (start + s.len()) as u32)
+            }
+        };
+        KeyShape {
+            name: range(self.name),
+            labels: range(self.labels.raw()),
+        }
+    }
+}
+
 /// Parses one scrape. See the crate documentation.
 #[derive(Clone, Debug)]
 pub struct Parser<'a> {
@@ -172,6 +200,7 @@ pub struct Parser<'a> {
     diagnostics: Vec<Diagnostic>,
     suppressed: u32,
     max_diagnostics: usize,
+    hint_matched: bool,
 }
 
 const DEFAULT_MAX_DIAGNOSTICS: usize = 100;
@@ -200,6 +229,7 @@ impl<'a> Parser<'a> {
             diagnostics: Vec::new(),
             suppressed: 0,
             max_diagnostics: DEFAULT_MAX_DIAGNOSTICS,
+            hint_matched: false,
         }
     }
 
@@ -427,6 +457,24 @@ impl<'a> Iterator for Parser<'a> {
     type Item = Event<'a>;
 
     fn next(&mut self) -> Option<Event<'a>> {
+        self.next_hinted(None)
+    }
+}
+
+impl<'a> Parser<'a> {
+    /// The next event, given the key (and its [`KeyShape`]) the next sample
+    /// line is expected to start with: a target prints its series in the
+    /// same order every scrape, so a caller that remembers the last scrape's
+    /// keys can predict each line. A line that starts with the hinted key
+    /// followed by a blank is not scanned again (the key was validated when
+    /// it was first read, and the same bytes read the same); any other line
+    /// is read in full. The events are exactly those of [`Iterator::next`];
+    /// [`Parser::hint_matched`] tells whether the last sample matched.
+    ///
+    /// The hint must be the key and shape of a sample read by this crate's
+    /// parser (from any scrape); anything else may misplace name and labels.
+    pub fn next_hinted(&mut self, hint: Option<(&str, KeyShape)>) -> Option<Event<'a>> {
+        self.hint_matched = false;
         loop {
             let Some(line) = self.next_line() else {
                 self.flush_suppressed();
@@ -447,11 +495,77 @@ impl<'a> Iterator for Parser<'a> {
                 }
                 continue;
             }
+            if let Some((key, shape)) = hint
+                && let Some(sample) = self.sample_with_key(trimmed, key, shape)
+            {
+                self.hint_matched = true;
+                return Some(Event::Sample(sample));
+            }
             if let Some(sample) = self.sample(trimmed) {
                 return Some(Event::Sample(sample));
             }
         }
     }
+
+    /// True when the last sample returned by [`Parser::next_hinted`] started
+    /// with the hinted key.
+    pub fn hint_matched(&self) -> bool {
+        self.hint_matched
+    }
+
+    /// The hinted fast path: `None` when the line does not start with `key`
+    /// and a blank, or when the rest of the line needs the full path's
+    /// diagnostics (a bad value or timestamp).
+    fn sample_with_key(&mut self, line: &'a str, key: &str, shape: KeyShape) -> Option<Sample<'a>> {
+        let b = line.as_bytes();
+        let n = key.len();
+        if n == 0
+            || b.len() <= n
+            || !matches!(b[n], b' ' | b'\t')
+            || !same_bytes(&b[..n], key.as_bytes())
+        {
+            return None;
+        }
+        let slice = |(start, end): (u32, u32)| line.get(start as usize..end as usize);
+        let name = slice(shape.name)?;
+        let labels = Labels::from_raw(slice(shape.labels)?);
+        let (value_word, rest) = split_ws(&line[n..]);
+        let value = parse_value(value_word)?;
+        let (ts_word, rest) = split_ws(rest);
+        let mut timestamp_ms = None;
+        if !ts_word.is_empty() && ts_word != "#" {
+            timestamp_ms = Some(parse_timestamp(ts_word, self.settle_format())?);
+            let rest = &rest[skip_ws(rest.as_bytes(), 0)..];
+            if !rest.is_empty() && !rest.starts_with('#') {
+                return None;
+            }
+        }
+        Some(Sample {
+            name,
+            labels,
+            key: &line[..n],
+            value,
+            timestamp_ms,
+            line: self.line,
+        })
+    }
+}
+
+/// Byte equality eight bytes at a time (WebAssembly's `memcmp` goes byte by
+/// byte; keys are ~100 bytes).
+pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let (mut ca, mut cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    for (x, y) in (&mut ca).zip(&mut cb) {
+        let x = u64::from_ne_bytes([x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]]);
+        let y = u64::from_ne_bytes([y[0], y[1], y[2], y[3], y[4], y[5], y[6], y[7]]);
+        if x != y {
+            return false;
+        }
+    }
+    ca.remainder() == cb.remainder()
 }
 
 /// Parses a sample value: decimal and exponent forms (`1.17e+010` as well as

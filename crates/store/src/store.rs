@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
-use vllm_lens_expo::{Diagnostic, Event, Labels, MetricType, Parser, unescape_help};
+use vllm_lens_expo::{Diagnostic, Event, KeyShape, Labels, MetricType, Parser, unescape_help};
 
 use crate::intern::{Interner, Sym};
 
@@ -299,48 +299,34 @@ pub struct Ingested {
 /// Per target, the raw sample keys (name and label block as written) seen so
 /// far, and the order of the last scrape. A target prints its series in
 /// the same order every scrape, so the n-th sample is nearly always the
-/// series the n-th sample was last time: one comparison instead of hashing
-/// the key. Only speeds up ingest; dropped by [`Store::finish`].
+/// series the n-th sample was last time: one comparison, instead of
+/// scanning the line's labels and hashing its key (the parser takes the
+/// hint, [`Parser::next_hinted`]). Only speeds up ingest; dropped by [`Store::finish`].
 #[derive(Debug, Default)]
 struct KeyCache {
     map: FxHashMap<Arc<str>, SeriesId>,
-    order: Vec<(Arc<str>, SeriesId)>,
+    order: Vec<(Arc<str>, KeyShape, SeriesId)>,
 }
 
 impl KeyCache {
-    fn predict(&self, position: usize, key: &str) -> Option<SeriesId> {
-        let (k, id) = self.order.get(position)?;
-        same_bytes(k.as_bytes(), key.as_bytes()).then_some(*id)
+    /// The key, shape and series of the `position`-th sample last time.
+    fn hint(&self, position: usize) -> Option<(&str, KeyShape, SeriesId)> {
+        self.order
+            .get(position)
+            .map(|(k, shape, id)| (&**k, *shape, *id))
     }
 
-    fn record(&mut self, position: usize, key: &str, id: SeriesId) {
+    fn record(&mut self, position: usize, key: &str, shape: KeyShape, id: SeriesId) {
         let shared = match self.map.get_key_value(key) {
             Some((k, _)) => Arc::clone(k),
             None => Arc::from(key),
         };
         if position < self.order.len() {
-            self.order[position] = (shared, id);
+            self.order[position] = (shared, shape, id);
         } else if position == self.order.len() {
-            self.order.push((shared, id));
+            self.order.push((shared, shape, id));
         }
     }
-}
-
-/// Byte equality eight bytes at a time: WebAssembly's `memcmp` compares
-/// byte by byte, and keys are ~100 bytes.
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    let (mut ca, mut cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    for (x, y) in (&mut ca).zip(&mut cb) {
-        let x = u64::from_ne_bytes([x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]]);
-        let y = u64::from_ne_bytes([y[0], y[1], y[2], y[3], y[4], y[5], y[6], y[7]]);
-        if x != y {
-            return false;
-        }
-    }
-    ca.remainder() == cb.remainder()
 }
 
 /// The series store. See the crate documentation.
@@ -477,7 +463,18 @@ impl Store {
         let mut own_times: Vec<i64> = Vec::new();
         // The n-th stored sample of this scrape, for KeyCache::predict.
         let mut position = 0usize;
-        for event in parser.by_ref() {
+        loop {
+            let hint = self
+                .raw_keys
+                .get(target.0 as usize)
+                .and_then(|c| c.hint(position));
+            let Some(event) = parser.next_hinted(hint.map(|(k, shape, _)| (k, shape))) else {
+                break;
+            };
+            let predicted = match hint {
+                Some((_, _, id)) if parser.hint_matched() => Some(id),
+                _ => None,
+            };
             match event {
                 Event::Type { name, kind, .. } => {
                     out.families += 1;
@@ -505,10 +502,6 @@ impl Store {
                             continue;
                         }
                     };
-                    let predicted = self
-                        .raw_keys
-                        .get(target.0 as usize)
-                        .and_then(|c| c.predict(position, sample.key));
                     let id = match predicted {
                         Some(id) => id,
                         None => {
@@ -518,7 +511,12 @@ impl Store {
                                 self.dropped_samples += 1;
                                 continue;
                             };
-                            self.raw_keys[target.0 as usize].record(position, sample.key, id);
+                            self.raw_keys[target.0 as usize].record(
+                                position,
+                                sample.key,
+                                sample.shape(),
+                                id,
+                            );
                             id
                         }
                     };

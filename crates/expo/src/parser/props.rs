@@ -83,6 +83,47 @@ proptest! {
     }
 
     #[test]
+    fn hints_never_change_what_is_read(
+        parts in proptest::collection::vec(fragment(), 0..40),
+        other in proptest::collection::vec(fragment(), 0..40),
+        lines in proptest::collection::vec(proptest::sample::select(vec![
+            "vllm:x{a=\"1\"} 1", "vllm:x{a=\"1\"} 2 3", "vllm:x{a=\"2\"} 1", "vllm:x 1",
+            "vllm:x  {a=\"1\"} 1", "{\"vllm:x\",a=\"1\"} 1", "vllm:x{a=\"1\"} bad",
+            "vllm:x{a=\"1\"}\t4 # ex", "vllm:x{a=\"1\",} 1", "vllm:xy 1",
+        ]), 0..12),
+        seed in 0usize..1000,
+    ) {
+        // Hints from a reading of the same text and of another one, offered
+        // in and out of order: the events are those of a plain reading.
+        let input: String = parts.concat() + "\n" + &lines.join("\n");
+        let other: String = other.concat() + "\n" + &lines.join("\n");
+        let mut hints = Vec::new();
+        for text in [&input, &other] {
+            for e in Parser::new(text) {
+                if let Event::Sample(s) = e {
+                    hints.push((s.key.to_string(), s.shape()));
+                }
+            }
+        }
+        let mut plain_parser = Parser::new(&input);
+        let plain: Vec<_> = plain_parser.by_ref().map(|e| format!("{e:?}")).collect();
+        let mut hinted_parser = Parser::new(&input);
+        let mut hinted = Vec::new();
+        let mut i = seed;
+        loop {
+            let hint = (!hints.is_empty()).then(|| {
+                let (k, shape) = &hints[i % hints.len()];
+                (k.as_str(), *shape)
+            });
+            i = i.wrapping_mul(31).wrapping_add(7);
+            let Some(e) = hinted_parser.next_hinted(hint) else { break };
+            hinted.push(format!("{e:?}"));
+        }
+        prop_assert_eq!(plain, hinted);
+        prop_assert_eq!(plain_parser.into_diagnostics(), hinted_parser.into_diagnostics());
+    }
+
+    #[test]
     fn reads_back_what_a_printer_writes(
         samples in proptest::collection::vec(
             (

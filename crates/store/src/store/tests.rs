@@ -232,12 +232,12 @@ fn same_bytes_is_equality() {
     for a in cases {
         for b in cases {
             assert_eq!(
-                super::same_bytes(a.as_bytes(), b.as_bytes()),
+                vllm_lens_expo::same_bytes(a.as_bytes(), b.as_bytes()),
                 a == b,
                 "{a:?} {b:?}"
             );
         }
     }
-    assert!(!super::same_bytes(b"abcdefgh1", b"abcdefgh2"));
-    assert!(!super::same_bytes(b"1bcdefgh1", b"2bcdefgh1"));
+    assert!(!vllm_lens_expo::same_bytes(b"abcdefgh1", b"abcdefgh2"));
+    assert!(!vllm_lens_expo::same_bytes(b"1bcdefgh1", b"2bcdefgh1"));
 }
