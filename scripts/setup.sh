@@ -19,6 +19,17 @@ if ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2
     $sudo pkill -u prometheus -x prometheus 2>/dev/null || true
 fi
 
+# The fuzz targets (fuzz/, docs/errors.md): the nightly toolchain and
+# cargo-fuzz 0.13.2, both from the registries.
+if ! rustup toolchain list | grep -q '^nightly'; then
+    echo "setup: installing the nightly toolchain (cargo fuzz)" >&2
+    rustup toolchain install nightly --profile minimal
+fi
+if ! command -v cargo-fuzz >/dev/null 2>&1 || ! cargo-fuzz --version | grep -q ' 0\.13\.2'; then
+    echo "setup: installing cargo-fuzz 0.13.2" >&2
+    cargo install cargo-fuzz --version 0.13.2 --locked
+fi
+
 # The browser app: trunk 0.21.14 (0.22 needs a newer rustc), wasm-bindgen-cli
 # at exactly the web crate's wasm-bindgen version, binaryen's wasm-opt and a
 # Chromium driver from npm (never Debian's binaryen, never a downloaded

@@ -12,6 +12,8 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 VLLM_LENS_ORACLE=require VLLM_LENS_REQUIRE_TOOLS=1 cargo test --workspace
 cargo build -p vllm-lens-core --target wasm32-unknown-unknown
+# The fuzz targets build and run 30 s each (docs/errors.md).
+scripts/fuzz.sh 30
 cargo bench -p vllm-lens-expo --bench parse -- --quick
 cargo bench -p vllm-lens-core --bench pipeline -- --quick
 # The 24-hour simulated workload: its generation time is printed (target

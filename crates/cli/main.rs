@@ -235,7 +235,7 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("vllm-lens: {err:#}");
+            eprintln!("vllm-lens: {}", terminal_safe(&format!("{err:#}")));
             ExitCode::from(2)
         }
     }
@@ -259,10 +259,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             } else {
                 inventory.to_text()
             };
-            match stdout.write_all(text.as_bytes()) {
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-                other => other.context("writing to stdout")?,
-            }
+            write_out(&mut stdout, &text)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Compare {
@@ -321,7 +318,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             print_diagnostics(&loaded, redactor.as_ref());
             if openmetrics == "-" {
-                write_out(&mut std::io::stdout().lock(), &text)?;
+                // The data as read, byte for byte: a pipe to promtool, not a
+                // terminal, is what this is for.
+                write_raw(&mut std::io::stdout().lock(), &text)?;
             } else {
                 std::fs::write(&openmetrics, text)
                     .with_context(|| format!("{openmetrics}: cannot be written"))?;
@@ -435,14 +434,38 @@ fn print_diagnostics(
         .filter(|d| d.severity != vllm_lens_core::Severity::Info)
     {
         let line = d.to_string();
-        eprintln!(
-            "vllm-lens: {}",
-            redactor.map_or(line.clone(), |r| r.text(&line))
-        );
+        let line = redactor.map_or(line.clone(), |r| r.text(&line));
+        eprintln!("vllm-lens: {}", terminal_safe(&line));
     }
 }
 
+/// Text from a bundle (file names, label values) as it may reach a
+/// terminal: control characters other than line breaks and tabs are shown
+/// as `\u{1b}`, so a crafted bundle cannot drive the terminal with escape
+/// sequences.
+fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Writes to stdout (made [`terminal_safe`]); a closed pipe is not an error.
 fn write_out(out: &mut impl Write, text: &str) -> anyhow::Result<()> {
+    write_raw(out, &terminal_safe(text))
+}
+
+/// Writes to stdout as is; a closed pipe is not an error.
+fn write_raw(out: &mut impl Write, text: &str) -> anyhow::Result<()> {
     match out.write_all(text.as_bytes()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => other.context("writing to stdout"),

@@ -17,11 +17,20 @@ const NAMES: [&str; 7] = [
 ];
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&pick, bytes)) = data.split_first() else { return };
+    let Some((&pick, bytes)) = data.split_first() else {
+        return;
+    };
     let name = NAMES[pick as usize % NAMES.len()];
     let mut options = Options::default();
     // Small limits, so a bomb is caught quickly and memory stays bounded.
     options.limits.max_total_bytes = 64 << 20;
     options.limits.max_series = 10_000;
-    let _ = load(Input::Bytes { name, bytes, mtime_ms: None }, &options);
+    let _ = load(
+        Input::Bytes {
+            name,
+            bytes,
+            mtime_ms: None,
+        },
+        &options,
+    );
 });

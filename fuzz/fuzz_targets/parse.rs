@@ -33,7 +33,9 @@ fuzz_target!(|data: &[u8]| {
     let mut i = 0usize;
     loop {
         let hint = keys.get(i.wrapping_sub(1)).map(|(k, s)| (k.as_str(), *s));
-        let Some(event) = hinted.next_hinted(hint) else { break };
+        let Some(event) = hinted.next_hinted(hint) else {
+            break;
+        };
         if matches!(event, Event::Sample(_)) {
             i += 1;
         }

@@ -8,15 +8,35 @@ use vllm_lens_core::analysis::{BundleMeta, Settings, analyse};
 use vllm_lens_core::{Input, Options, load, render};
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&pick, bytes)) = data.split_first() else { return };
-    let name = if pick & 1 == 0 { "bundle.zip" } else { "vllm-0_20260101T000000Z.prom" };
+    let Some((&pick, bytes)) = data.split_first() else {
+        return;
+    };
+    let name = if pick & 1 == 0 {
+        "bundle.zip"
+    } else {
+        "vllm-0_20260101T000000Z.prom"
+    };
     let mut options = Options::default();
     options.limits.max_total_bytes = 64 << 20;
     options.limits.max_series = 10_000;
-    let Ok(loaded) = load(Input::Bytes { name, bytes, mtime_ms: None }, &options) else { return };
-    let meta = BundleMeta { name: name.to_string(), sha256: None };
+    let Ok(loaded) = load(
+        Input::Bytes {
+            name,
+            bytes,
+            mtime_ms: None,
+        },
+        &options,
+    ) else {
+        return;
+    };
+    let meta = BundleMeta {
+        name: name.to_string(),
+        sha256: None,
+    };
     let settings = Settings::default();
-    let Ok(report) = analyse(&loaded, &meta, &settings) else { return };
+    let Ok(report) = analyse(&loaded, &meta, &settings) else {
+        return;
+    };
     let html = render::html(&report);
     let _ = render::markdown(&report);
     let json = render::json(&report);
@@ -24,7 +44,10 @@ fuzz_target!(|data: &[u8]| {
     // The one script element is the report's JSON (not executable; the
     // report's CSP allows no script): nothing in the input adds another.
     assert_eq!(html.matches("<script").count(), 1);
-    assert!(!html.contains("<vllm-lens-fuzz"), "an element from the input");
+    assert!(
+        !html.contains("<vllm-lens-fuzz"),
+        "an element from the input"
+    );
 });
 
 fn serde_json_valid(s: &str) -> bool {

@@ -15,6 +15,8 @@ mod collect;
 mod compare;
 /// The rate and quantile engine and the catalogue on the samples.
 mod engine;
+/// Hostile and broken bundles: one test per class of docs/errors.md.
+mod hostile;
 /// Real Prometheus as the oracle for our increases, rates, quantiles and gauges.
 mod oracle;
 /// Data-driven parser cases: `tests/data/expo/*` against `*.expect`.

@@ -238,6 +238,35 @@ for (const mode of ['served', 'file']) {
     assert.match(await page.$eval('#error-message', (e) => e.textContent), /corrupt\.zip/);
     assert.equal(await page.evaluate(() => document.body.dataset.state), 'error');
   });
+  await check(`${mode}: a hostile bundle runs no script of its own and sends nothing`, async () => {
+    // Label values, a HELP text and folder names carry <script>, <img
+    // onerror> and a console/alert marker (tests/data/hostile/injection.zip).
+    const marker = 'VLLM-LENS-PWNED';
+    const dialogs = [];
+    const seen = [];
+    const onDialog = (d) => { dialogs.push(d.message()); d.dismiss().catch(() => {}); };
+    const onConsole = (m) => seen.push(m.text());
+    page.on('dialog', onDialog);
+    page.on('console', onConsole);
+    const requestsBefore = requests.length;
+    const before = await counter(page, 'reports');
+    await page.setInputFiles('#input', join(root, 'tests/data/hostile/injection.zip'));
+    await waitCounter(page, 'reports', before);
+    // Give anything planted time to fire inside the report's frame.
+    await page.waitForTimeout(500);
+    const frame = page.frames().find((f) => f !== page.mainFrame());
+    assert.ok(frame, 'the report frame is there');
+    const text = await frame.evaluate(() => document.body.innerText).catch(() => null);
+    const shown = text ?? await page.evaluate(() => window.vllmLens.rendered.html);
+    assert.ok(shown.includes(marker), 'the hostile text is shown as text');
+    const elements = await frame.evaluate(() => document.querySelectorAll('script:not([type="application/json"]), img[onerror], [onerror]').length).catch(() => 0);
+    assert.equal(elements, 0, 'markup from the bundle became elements');
+    page.off('dialog', onDialog);
+    page.off('console', onConsole);
+    assert.deepEqual(dialogs, [], 'a dialog opened');
+    assert.deepEqual(seen.filter((t) => t.includes(marker)), [], 'a script from the bundle ran');
+    assert.deepEqual(requests.slice(requestsBefore).filter((u) => !u.startsWith('blob:') && !u.startsWith('data:')), [], 'requests left the page');
+  });
   await check(`${mode}: three bad lines give the report and three diagnostics`, async () => {
     const good = readFileSync(join(root, 'tests/data/scrapes/vllm-v1-0.23-2engines.prom'), 'utf8');
     const a = join(tmp, '1767225600000.prom');

@@ -325,7 +325,18 @@ pub fn analyse(
     let model_name = model_name(loaded, &cat);
     let recommendations = recommend::recommend(&ctx, &slo, model_name.as_deref());
     let timeline = timeline::timeline(&ctx, &q, store, &settings.slo);
-    let data_quality = quality::data_quality(loaded, &cat, &q, &layout_mismatch);
+    let mut non_cumulative: Vec<Signal> = fleet_all
+        .hists
+        .iter()
+        .filter(|(_, h)| {
+            [0.5, 0.95, 0.99]
+                .iter()
+                .any(|&p| h.quantile(p).is_some_and(|x| x.forced_monotonic))
+        })
+        .map(|(s, _)| *s)
+        .collect();
+    non_cumulative.sort();
+    let data_quality = quality::data_quality(loaded, &cat, &q, &layout_mismatch, &non_cumulative);
 
     Ok(Report {
         schema_version: SCHEMA_VERSION,

@@ -117,6 +117,7 @@ pub(crate) fn data_quality(
     cat: &Catalogue,
     q: &Query<'_>,
     layout_mismatch: &[Signal],
+    non_cumulative: &[Signal],
 ) -> DataQuality {
     let store = &loaded.store;
     let mut notes = Vec::new();
@@ -259,6 +260,19 @@ pub(crate) fn data_quality(
     }
     for s in layout_mismatch {
         notes.push(note("bucket_layouts", s.key(), format!("{}: instances with different bucket layouts; quantiles are computed per layout, never across", s.info().title)));
+    }
+    for s in non_cumulative {
+        notes.push(note("non_cumulative", s.key(), format!("{}: histogram buckets are not cumulative (a larger `le` counts fewer observations); quantiles read them forced monotonic, as Prometheus does, and are not to be trusted: the exporter or the capture is broken", s.info().title)));
+    }
+    if store.non_finite_samples() > 0 {
+        notes.push(note(
+            "non_finite",
+            "bundle",
+            format!(
+                "{} sample(s) are NaN or ±Inf; figures that rest on them are shown as missing",
+                store.non_finite_samples()
+            ),
+        ));
     }
     // Known bugs of the inferred release.
     if let (Some(lo), Some(hi)) = (era.min_version, era.max_version) {

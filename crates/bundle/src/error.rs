@@ -49,6 +49,8 @@ pub enum ErrorKind {
         looked_at: Vec<String>,
         /// How many files there were.
         files: usize,
+        /// Why files could not be read (the first few), when that is why.
+        unreadable: Vec<String>,
     },
     /// Some scrapes have no capture time, or several share one, so they
     /// cannot be put in order.
@@ -101,9 +103,19 @@ impl fmt::Display for Error {
                 f,
                 "the bundle holds {found} files, more than the limit of {limit}"
             ),
-            ErrorKind::NoScrapes { looked_at, files } => {
+            ErrorKind::NoScrapes {
+                looked_at,
+                files,
+                unreadable,
+            } => {
                 if *files == 0 {
                     write!(f, "no scrapes found: the bundle is empty; {NAMING_HINT}")
+                } else if !unreadable.is_empty() {
+                    write!(
+                        f,
+                        "no scrape could be read among {files} file(s): {}",
+                        unreadable.join("; ")
+                    )
                 } else {
                     write!(
                         f,

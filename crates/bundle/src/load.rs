@@ -574,7 +574,16 @@ pub fn load(input: Input<'_>, options: &Options) -> Result<Loaded, Error> {
         }
     }
 
-    if !untimed.is_empty() {
+    // Files that cannot be placed in time: fatal only when nothing else can
+    // be; otherwise each is skipped with a message and the rest analysed.
+    let clashing: Vec<String> = mtime_times
+        .values()
+        .filter(|v| v.len() > 1)
+        .flatten()
+        .cloned()
+        .collect();
+    let placed = scrape_files.saturating_sub(untimed.len() + clashing.len());
+    if !untimed.is_empty() && placed == 0 {
         let n = untimed.len();
         untimed.truncate(5);
         return Err(Error::new(ErrorKind::Unordered {
@@ -584,23 +593,41 @@ pub fn load(input: Input<'_>, options: &Options) -> Result<Loaded, Error> {
             ),
         }));
     }
-    let clashes: Vec<String> = mtime_times
-        .values()
-        .filter(|v| v.len() > 1)
-        .flatten()
-        .take(5)
-        .cloned()
-        .collect();
-    if !clashes.is_empty() {
+    if !clashing.is_empty() && placed == 0 {
         return Err(Error::new(ErrorKind::Unordered {
-            files: clashes,
+            files: clashing.into_iter().take(5).collect(),
             reason: "the files carry no time in their names and share modification times".into(),
         }));
     }
+    for path in &untimed {
+        diagnostics.push(diag(
+            path,
+            None,
+            Severity::Error,
+            "no_time",
+            "no capture time in the name, no timestamps inside and no modification time; file skipped".into(),
+        ));
+    }
+    for path in &clashing {
+        diagnostics.push(diag(
+            path,
+            None,
+            Severity::Warning,
+            "shared_mtime",
+            "no capture time in the name, and its modification time is shared with other files of the same target: read as one scrape, the last file's values kept".into(),
+        ));
+    }
     if scrape_files == 0 {
+        let unreadable: Vec<String> = diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error && d.line.is_none())
+            .take(3)
+            .map(|d| d.to_string())
+            .collect();
         return Err(Error::new(ErrorKind::NoScrapes {
             looked_at,
             files: files.len(),
+            unreadable,
         }));
     }
     for (target, sources) in &time_sources {
@@ -613,6 +640,7 @@ pub fn load(input: Input<'_>, options: &Options) -> Result<Loaded, Error> {
         }
     }
     store.finish();
+    drop_outlying_times(&mut store, &mut diagnostics, &bundle_name);
     for warning in store.warnings() {
         diagnostics.push(diag(
             &bundle_name,
@@ -735,6 +763,123 @@ fn common_root<'a>(paths: impl Iterator<Item = &'a str>) -> String {
 }
 
 /// True when some line parses as a metric line or metadata.
+/// Scrape times further than this from the rest of the capture are
+/// outliers (a file name mangled, a clock unset, a stray timestamp).
+const OUTLIER_GAP_MS: i64 = 24 * 3_600_000;
+
+/// The longest capture analysed (8 days): memory and the report grow with
+/// the number of windows, and a crafted bundle could chain times a day
+/// apart for years.
+const MAX_SPAN_MS: i64 = 8 * 24 * 3_600_000;
+
+/// The capture is the largest run of scrape times without a gap over
+/// [`OUTLIER_GAP_MS`], cut to its last [`MAX_SPAN_MS`]; anything outside is
+/// dropped, with a warning that names the files. One scrape dated 1970 or
+/// 2099 would otherwise stretch the report over decades of empty windows.
+fn drop_outlying_times(store: &mut Store, diagnostics: &mut Vec<Diagnostic>, bundle: &str) {
+    use vllm_lens_store::time::{format_duration, format_rfc3339 as at};
+    let mut times: Vec<i64> = store
+        .targets()
+        .iter()
+        .flat_map(|t| t.sample_times().iter().copied())
+        .collect();
+    times.sort_unstable();
+    times.dedup();
+    let mut best: Option<(usize, usize)> = None;
+    let mut start = 0;
+    for i in 1..=times.len() {
+        if i == times.len() || times[i] - times[i - 1] > OUTLIER_GAP_MS {
+            if best.is_none_or(|(a, b)| i - start >= b - a) {
+                best = Some((start, i));
+            }
+            start = i;
+        }
+    }
+    let Some((a, b)) = best else { return };
+    let (from, to) = (times[a], times[b - 1]);
+    if a > 0 || b < times.len() {
+        let why = format!(
+            "lie more than a day away from the rest of the capture ({} to {})",
+            at(from),
+            at(to)
+        );
+        retain_and_report(store, diagnostics, bundle, from, to, &why);
+    }
+    if to - from > MAX_SPAN_MS {
+        let cut = to - MAX_SPAN_MS;
+        let why = format!(
+            "are earlier than the last {} of a capture that spans {} ({} to {}); only the last {} are analysed",
+            format_duration(MAX_SPAN_MS),
+            format_duration(to - from),
+            at(from),
+            at(to),
+            format_duration(MAX_SPAN_MS)
+        );
+        retain_and_report(store, diagnostics, bundle, cut, to, &why);
+    }
+}
+
+fn retain_and_report(
+    store: &mut Store,
+    diagnostics: &mut Vec<Diagnostic>,
+    bundle: &str,
+    from: i64,
+    to: i64,
+    why: &str,
+) {
+    use vllm_lens_store::time::format_rfc3339 as at;
+    let points_before = store.points();
+    let dropped = store.retain_times(from, to);
+    let points_dropped = points_before - store.points();
+    let mut by_target: BTreeMap<String, Vec<vllm_lens_store::ScrapeRecord>> = BTreeMap::new();
+    for (target, record) in dropped {
+        by_target.entry(target).or_default().push(record);
+    }
+    for (target, records) in &by_target {
+        let first = records.iter().map(|r| r.time_ms).min().unwrap_or(from);
+        let last = records.iter().map(|r| r.time_ms).max().unwrap_or(to);
+        let files: Vec<&str> = records.iter().map(|r| r.file.as_str()).take(3).collect();
+        let more = records.len().saturating_sub(files.len());
+        diagnostics.push(diag(
+            files.first().copied().unwrap_or(target.as_str()),
+            None,
+            Severity::Warning,
+            "outlying_time",
+            format!(
+                "{} scrape(s) of `{target}` dated {}{} {why}; not analysed: {}{}",
+                records.len(),
+                at(first),
+                if last != first {
+                    format!(" to {}", at(last))
+                } else {
+                    String::new()
+                },
+                files.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                },
+            ),
+        ));
+    }
+    let of_scrapes: u64 = by_target
+        .values()
+        .flatten()
+        .map(|r| u64::from(r.samples))
+        .sum();
+    let points_dropped = points_dropped.saturating_sub(of_scrapes);
+    if points_dropped > 0 {
+        diagnostics.push(diag(
+            bundle,
+            None,
+            Severity::Warning,
+            "outlying_time",
+            format!("{points_dropped} sample(s) carry timestamps that {why}; not analysed"),
+        ));
+    }
+}
+
 fn looks_like_scrape(text: &str) -> bool {
     vllm_lens_expo::Parser::new(text).next().is_some()
 }

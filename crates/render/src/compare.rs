@@ -45,7 +45,9 @@ fn slo_word(s: SloStatus) -> &'static str {
 
 fn opt(v: Option<f64>, unit: &str) -> String {
     v.map_or("missing".into(), |v| {
-        format!("{} {unit}", num(v)).trim_end().to_string()
+        format!("{} {}", num(v), escape(unit))
+            .trim_end()
+            .to_string()
     })
 }
 
@@ -225,12 +227,12 @@ pub fn markdown(c: &Comparison) -> String {
         if c.recommendations_appeared.is_empty() {
             "none".into()
         } else {
-            c.recommendations_appeared.join(", ")
+            escape(&c.recommendations_appeared.join(", "))
         },
         if c.recommendations_gone.is_empty() {
             "none".into()
         } else {
-            c.recommendations_gone.join(", ")
+            escape(&c.recommendations_gone.join(", "))
         }
     );
     o

@@ -16,6 +16,9 @@ pub mod html;
 pub mod md;
 pub mod svg;
 
+#[cfg(test)]
+mod props;
+
 use vllm_lens_analysis::model::Report;
 
 /// The report as one self-contained HTML page.

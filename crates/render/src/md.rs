@@ -30,7 +30,7 @@ pub fn escape(s: &str) -> String {
 fn val(v: Option<f64>, unit: &str) -> String {
     match v {
         Some(v) if unit.is_empty() => num(v),
-        Some(v) => format!("{} {unit}", num(v)),
+        Some(v) => format!("{} {}", num(v), escape(unit)),
         None => "missing".into(),
     }
 }
@@ -49,7 +49,7 @@ pub fn render(r: &Report) -> String {
     );
     let _ = writeln!(o, "- Bundle: {}", escape(&b.name));
     if let Some(h) = &b.sha256 {
-        let _ = writeln!(o, "- SHA-256: `{h}`");
+        let _ = writeln!(o, "- SHA-256: {}", escape(h));
     }
     if let (Some(a), Some(z)) = (b.start_ms, b.end_ms) {
         let _ = writeln!(
@@ -65,9 +65,9 @@ pub fn render(r: &Report) -> String {
     let _ = writeln!(
         o,
         "- vLLM {} ({} engine, inferred from the data); tool: vLLM Lens {}\n",
-        d.vllm_versions.as_deref().unwrap_or("version unknown"),
-        d.vllm_engine,
-        r.tool_version
+        escape(d.vllm_versions.as_deref().unwrap_or("version unknown")),
+        escape(&d.vllm_engine.to_string()),
+        escape(&r.tool_version)
     );
     let _ = writeln!(o, "### SLO scorecard\n");
     let _ = writeln!(o, "| SLO | verdict | value | headroom |");

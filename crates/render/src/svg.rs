@@ -276,29 +276,29 @@ pub fn render(chart: &Chart) -> Option<Markup> {
     let step = nice_step(y_max, 4);
     let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
     let t0 = chart.times[0];
-    let t1 = chart.times[n - 1] + chart.window_ms;
-    let span = (t1 - t0).max(1) as f64;
+    let t1 = chart.times[n - 1].saturating_add(chart.window_ms);
+    let span = t1.saturating_sub(t0).max(1) as f64;
     let x_of = |g: (usize, usize)| {
         let mid = (chart.times[g.0] + chart.times[g.1] + chart.window_ms) as f64 / 2.0;
         LEFT + (mid - t0 as f64) / span * pw
     };
     let y_of = |v: f64| TOP + ph - (v.clamp(0.0, y_max) / y_max) * ph;
-    let mut y_ticks = Vec::new();
-    let mut v = 0.0;
-    while v <= y_max * 1.0001 {
-        y_ticks.push(v);
-        v += step;
-    }
+    // Bounded whatever the model holds (a property test feeds it extremes).
+    let y_ticks: Vec<f64> = (0..=16)
+        .map(|k| f64::from(k) * step)
+        .take_while(|v| *v <= y_max * 1.0001)
+        .collect();
     let x_ticks: Vec<i64> = {
         let minutes = [1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720];
+        let day = 1_440 * 60_000i64;
         let per = minutes
             .iter()
             .map(|m| m * 60_000)
-            .find(|m| (t1 - t0) / m <= 8)
-            .unwrap_or(1_440 * 60_000);
-        let first = (t0 + per - 1).div_euclid(per) * per;
-        (0..)
-            .map(|k| first + k * per)
+            .find(|m| t1.saturating_sub(t0) / m <= 8)
+            .unwrap_or_else(|| (t1.saturating_sub(t0) / 8 / day + 1).saturating_mul(day));
+        let first = t0.saturating_add(per - 1).div_euclid(per) * per;
+        (0..16)
+            .map(|k| first.saturating_add(k * per))
             .take_while(|t| *t <= t1)
             .collect()
     };

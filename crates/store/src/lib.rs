@@ -48,6 +48,7 @@ assert_eq!(store.label(id, "instance"), Some("vllm-0"));
 
 mod intern;
 mod store;
+pub mod time;
 
 pub use intern::{Interner, Sym};
 pub use store::{

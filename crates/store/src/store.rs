@@ -345,6 +345,7 @@ pub struct Store {
     limits: Limits,
     warnings: Vec<StoreWarning>,
     dropped_samples: u64,
+    non_finite: u64,
     points: u64,
 }
 
@@ -529,6 +530,9 @@ impl Store {
                     }
                     series.times.push(time);
                     series.values.push(sample.value);
+                    if !sample.value.is_finite() {
+                        self.non_finite += 1;
+                    }
                     self.points += 1;
                     out.samples += 1;
                     min_t = min_t.min(time);
@@ -607,6 +611,35 @@ impl Store {
             *keys = KeyCache::default();
         }
         self.series_ids.shrink_to_fit();
+    }
+
+    /// Keeps only points, scrape records and scrape times within
+    /// `from ..= to` (call after [`Store::finish`]); returns the scrape
+    /// records dropped, with their target's name, for the loader's message.
+    pub fn retain_times(&mut self, from: i64, to: i64) -> Vec<(String, ScrapeRecord)> {
+        let inside = |t: i64| (from..=to).contains(&t);
+        for series in &mut self.series {
+            let lo = series.times.partition_point(|&t| t < from);
+            let hi = series.times.partition_point(|&t| t <= to);
+            if lo > 0 || hi < series.times.len() {
+                series.times.truncate(hi);
+                series.values.truncate(hi);
+                series.times.drain(..lo);
+                series.values.drain(..lo);
+                series.times.shrink_to_fit();
+                series.values.shrink_to_fit();
+            }
+        }
+        self.points = self.series.iter().map(|s| s.times.len() as u64).sum();
+        let mut dropped = Vec::new();
+        for target in &mut self.targets {
+            target.times.retain(|&t| inside(t));
+            let (keep, gone): (Vec<_>, Vec<_>) =
+                target.scrapes.drain(..).partition(|s| inside(s.time_ms));
+            target.scrapes = keep;
+            dropped.extend(gone.into_iter().map(|s| (target.name.clone(), s)));
+        }
+        dropped
     }
 
     fn declare(
@@ -912,6 +945,11 @@ impl Store {
     /// Warnings gathered so far (complete after [`Store::finish`]).
     pub fn warnings(&self) -> &[StoreWarning] {
         &self.warnings
+    }
+
+    /// Samples read whose value is NaN or ±Inf.
+    pub fn non_finite_samples(&self) -> u64 {
+        self.non_finite
     }
 
     /// Total points stored.
