@@ -478,10 +478,10 @@ fn non_cumulative_buckets() {
 fn mixed_vllm_versions() {
     let v1 = std::fs::read(root().join("samples/a10g-qwen3b-ramp.zip")).expect("sample");
     let v0 = std::fs::read(root().join("samples/v0-legacy.zip")).expect("sample");
-    let mut files = Vec::new();
-    let mut shift = None;
-    for (prefix, bytes) in [("new", v1), ("old", v0)] {
+    // Each sample's vLLM scrapes as (time from the name, bytes).
+    let scrapes = |bytes: Vec<u8>| -> Vec<(i64, Vec<u8>)> {
         let mut z = zip::ZipArchive::new(std::io::Cursor::new(bytes)).expect("zip");
+        let mut out = Vec::new();
         for i in 0..z.len() {
             let mut f = z.by_index(i).expect("member");
             let name = f.name().expect("name").to_string();
@@ -491,18 +491,22 @@ fn mixed_vllm_versions() {
             let mut b = Vec::new();
             std::io::Read::read_to_end(&mut f, &mut b).expect("read");
             let stem = name.rsplit('/').next().expect("name");
-            let ms: i64 = stem.trim_end_matches(".prom").parse().expect("ms name");
-            // The old capture moved onto the new one's minutes.
-            let at = match prefix {
-                "new" => {
-                    shift.get_or_insert(ms);
-                    ms
-                }
-                _ => ms - shift_of(&mut shift, ms),
-            };
-            files.push((format!("{prefix}-vllm/{at}.prom"), b));
+            out.push((stem.trim_end_matches(".prom").parse().expect("ms name"), b));
         }
-    }
+        out
+    };
+    let (new, old) = (scrapes(v1), scrapes(v0));
+    // The old capture moved onto the new one's minutes.
+    let shift =
+        old.iter().map(|s| s.0).min().expect("old") - new.iter().map(|s| s.0).min().expect("new");
+    let mut files: Vec<(String, Vec<u8>)> = new
+        .into_iter()
+        .map(|(t, b)| (format!("new-vllm/{t}.prom"), b))
+        .collect();
+    files.extend(
+        old.into_iter()
+            .map(|(t, b)| (format!("old-vllm/{}.prom", t - shift), b)),
+    );
     check(
         "mixed-versions",
         &run_files(&files),
@@ -520,14 +524,6 @@ fn mixed_vllm_versions() {
             analysed: 80 scrape files, 2 targets, 10 windows; gen tok/s 1259.5, TTFT p95 missing, GPU util missing
         "#]],
     );
-}
-
-/// For the old capture: the offset that puts its first scrape on the new
-/// capture's first (`shift` holds the new start, then the offset).
-fn shift_of(shift: &mut Option<i64>, first_old: i64) -> i64 {
-    static OFFSET: std::sync::OnceLock<i64> = std::sync::OnceLock::new();
-    let start = shift.expect("new capture first");
-    *OFFSET.get_or_init(|| first_old - start)
 }
 
 #[test]
