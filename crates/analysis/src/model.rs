@@ -560,7 +560,8 @@ pub struct AnalysisInputs {
 pub struct QualityNote {
     /// `missing_metric`, `reset`, `gap`, `clock_skew`, `duplicate_series`,
     /// `bucket_layouts`, `known_bug`, `collect_interval`, `diagnostic`,
-    /// `version`, `fallback`.
+    /// `version`, `fallback`, `non_cumulative`, `non_finite`,
+    /// `counter_backwards`.
     pub kind: String,
     /// Target or signal concerned.
     pub subject: String,

@@ -203,8 +203,29 @@ pub(crate) fn data_quality(
     notes.dedup();
     // Resets.
     let mut resets = 0;
+    // Scrapes of the busiest target: a counter that drops at a quarter of
+    // them is no counter (restarts are rare), whatever Prometheus makes of it.
+    let scrapes: u32 = q
+        .coverage()
+        .iter()
+        .map(|c| c.windows.iter().map(|w| w.scrapes).sum::<u32>())
+        .max()
+        .unwrap_or(0);
     for s in COUNTERS {
-        resets += q.counter(s).resets;
+        let c = q.counter(s);
+        resets += c.resets;
+        // Per series: a signal of many series counts each one's drops.
+        let n = c.resets / c.series.max(1);
+        if n >= 3 && n as u64 * 4 >= u64::from(scrapes) {
+            notes.push(note(
+                "counter_backwards",
+                s.key(),
+                format!(
+                    "{}: the counter went backwards {n} times per series in {scrapes} scrapes, far more often than servers restart; each drop is read as a restart from zero, so its rates are not to be trusted (an exporter that resets it, or scrapes of several servers under one name?)",
+                    s.info().title
+                ),
+            ));
+        }
     }
     for s in HISTOGRAMS {
         for g in q.histogram(s).groups {
