@@ -147,6 +147,16 @@ fn vllm_template() -> String {
     read("scrapes/vllm-v1-0.23-2engines.prom")
 }
 
+/// 40 vLLM scrapes every 15 s from T0, the `step`-th made by `scrape`.
+fn vllm_capture(scrape: impl Fn(u32) -> String) -> Vec<(String, Vec<u8>)> {
+    (0..40u32)
+        .map(|step| {
+            let at = T0 + i64::from(step) * 15_000;
+            (format!("vllm/{at}.prom"), scrape(step).into_bytes())
+        })
+        .collect()
+}
+
 #[test]
 fn every_class_in_the_doc_has_a_test() {
     let doc = std::fs::read_to_string(root().join("docs/errors.md")).expect("docs/errors.md");
@@ -403,15 +413,7 @@ fn nan_and_inf_everywhere() {
 #[test]
 fn counter_backwards_every_scrape() {
     let t = vllm_template();
-    let files: Vec<(String, Vec<u8>)> = (0..40u32)
-        .map(|step| {
-            let at = T0 + i64::from(step) * 15_000;
-            (
-                format!("vllm/{at}.prom"),
-                evolve(&t, 39 - step).into_bytes(),
-            )
-        })
-        .collect();
+    let files = vllm_capture(|step| evolve(&t, 39 - step));
     let out = run_files(&files);
     check(
         "counter-backwards",
@@ -432,34 +434,31 @@ fn counter_backwards_every_scrape() {
 #[test]
 fn non_cumulative_buckets() {
     let t = vllm_template();
-    let files: Vec<(String, Vec<u8>)> = (0..40u32)
-        .map(|step| {
-            let at = T0 + i64::from(step) * 15_000;
-            // Every bucket after the first of each histogram holds less
-            // than the one before it.
-            let mut out = String::new();
-            let mut prev_name = String::new();
-            let mut k = 0.0;
-            for line in evolve(&t, step).lines() {
-                if let Some(cut) = line.rfind(' ')
-                    && line.contains("_bucket{")
-                {
-                    let name = &line[..line.find('{').expect("labels")];
-                    k = if name == prev_name { k + 1.0 } else { 0.0 };
-                    prev_name = name.to_string();
-                    out += &format!(
-                        "{} {}\n",
-                        &line[..cut],
-                        f64::from(step + 1) * (1000.0 - 10.0 * k)
-                    );
-                } else {
-                    out += line;
-                    out.push('\n');
-                }
+    // Every bucket after the first of each histogram holds less than the
+    // one before it.
+    let files = vllm_capture(|step| {
+        let mut out = String::new();
+        let mut prev_name = String::new();
+        let mut k = 0.0;
+        for line in evolve(&t, step).lines() {
+            if let Some(cut) = line.rfind(' ')
+                && line.contains("_bucket{")
+            {
+                let name = &line[..line.find('{').expect("labels")];
+                k = if name == prev_name { k + 1.0 } else { 0.0 };
+                prev_name = name.to_string();
+                out += &format!(
+                    "{} {}\n",
+                    &line[..cut],
+                    f64::from(step + 1) * (1000.0 - 10.0 * k)
+                );
+            } else {
+                out += line;
+                out.push('\n');
             }
-            (format!("vllm/{at}.prom"), out.into_bytes())
-        })
-        .collect();
+        }
+        out
+    });
     check(
         "non-cumulative-buckets",
         &run_files(&files),
