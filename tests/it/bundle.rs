@@ -760,11 +760,11 @@ fn prometheus_api_json_is_a_first_class_input() {
     assert_eq!(
         a.slo
             .iter()
-            .map(|s| (s.id.clone(), s.status, s.value))
+            .map(|s| (s.id, s.status, s.value))
             .collect::<Vec<_>>(),
         b.slo
             .iter()
-            .map(|s| (s.id.clone(), s.status, s.value))
+            .map(|s| (s.id, s.status, s.value))
             .collect::<Vec<_>>()
     );
     assert_eq!(b.deployment.replicas.len(), 1);

@@ -191,13 +191,16 @@ fn report_writes_the_model_and_prints_the_scorecard() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&out).expect("written")).expect("JSON");
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], 2);
     assert_eq!(v["slo"].as_array().expect("slo").len(), 4);
     assert_eq!(v["bundle"]["sha256"].as_str().map(str::len), Some(64));
+    assert_eq!(v["verdict"]["status"], "healthy");
     let o = lens(&["report", &sample("a10g-qwen3b-ramp")], None);
     let text = String::from_utf8_lossy(&o.stdout);
+    // The verdict is the first line.
+    assert!(text.starts_with("HEALTHY  Healthy: "), "{text}");
     assert!(
-        text.contains("SLO scorecard") && text.contains("PASS"),
+        text.contains("SLO scorecard") && text.contains("pass"),
         "{text}"
     );
     assert!(text.contains("Raise the client's max_tokens"), "{text}");
@@ -233,6 +236,20 @@ fn report_exit_codes() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+    // `cannot_tell` is not a failure: v0-legacy's TTFT p95 lies between 250
+    // and 500 ms, around the 300 ms objective.
+    let v0 = sample("v0-legacy");
+    let o = lens(&["report", &v0, "--fail-on-slo", "--json", "-"], None);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(v["slo"][0]["status"], "cannot_tell");
+    assert_eq!(v["verdict"]["status"], "at_risk");
+    assert_eq!(o.status.code(), Some(0));
+    // The same capture fails once the objective is proven missed.
+    let o = lens(
+        &["report", &v0, "--fail-on-slo", "--slo", "ttft-p95=100ms"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1));
     let o = lens(&["report", &saturated, "--slo", "latency=3"], None);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("unknown SLO"));

@@ -572,16 +572,63 @@ fn jitter_gaps_extrapolation_is_measured() {
     assert!(!lines.is_empty());
 }
 
-/// The alert rules the report suggests are valid Prometheus rule files
-/// (`promtool check rules`), spelled with each era's metric names.
+/// The parts of a snippet's text the oracle needs: an alert's `for:` (ms)
+/// or a trigger's `metricType` and `threshold`.
+fn snippet_params(text: &str) -> (Option<i64>, Option<(String, f64)>) {
+    let field = |key: &str| {
+        text.lines().find_map(|l| {
+            l.trim()
+                .strip_prefix(key)
+                .map(|v| v.trim().trim_matches('"').to_string())
+        })
+    };
+    let for_ms = field("for:").map(|v| {
+        let (n, unit) = v.split_at(v.len() - 1);
+        let n: i64 = n.parse().expect("a duration");
+        n * match unit {
+            "s" => 1000,
+            "m" => 60_000,
+            "h" => 3_600_000,
+            _ => panic!("unit {unit}"),
+        }
+    });
+    let trigger = field("metricType:").map(|t| {
+        (
+            t,
+            field("threshold:")
+                .expect("a threshold")
+                .parse()
+                .expect("a number"),
+        )
+    });
+    (for_ms, trigger)
+}
+
+/// Every alert rule and autoscaling trigger the report offers passes
+/// `promtool check rules` (rules), and Prometheus 2.42, range-querying its
+/// `expr` (or the trigger's `query`) at each window's end over the
+/// backfilled capture, fires it in exactly the windows the report says
+/// (`check.fired_at`): an alert once its `expr` held for its `for:`, a
+/// trigger when the HPA formula (10 % tolerance, 5-minute scale-down
+/// stabilisation) asks for more replicas than the capture had. The queue
+/// alert fires on `saturated` and never on `a10g-qwen3b-ramp`.
 #[test]
-fn suggested_alert_rules_pass_promtool() {
+fn snippets_fire_where_prometheus_says() {
     if !oracle_available() {
         return;
     }
     let dir = temp_dir("oracle-rules");
-    let mut checked = 0;
-    for name in ["a10g-qwen3b-ramp", "v0-legacy", "saturated", "pod-restart"] {
+    let mut rules_checked = 0;
+    let mut compared = 0;
+    let mut queue_alert: BTreeMap<&str, usize> = BTreeMap::new();
+    for name in [
+        "saturated",
+        "a10g-qwen3b-ramp",
+        "pod-restart",
+        "two-replicas-rr",
+        "v0-legacy",
+        "rag-prefill-bound",
+    ] {
         let loaded = load_sample(name);
         let report = vllm_lens_core::analysis::analyse(
             &loaded,
@@ -589,28 +636,120 @@ fn suggested_alert_rules_pass_promtool() {
             &vllm_lens_core::analysis::Settings::default(),
         )
         .expect("report");
-        for rec in &report.recommendations {
-            for (i, s) in rec.snippets.iter().enumerate() {
-                if s.kind != "prometheus-rule" {
-                    continue;
-                }
-                let path = dir.join(format!("{name}-{}-{i}.yml", rec.id));
-                std::fs::write(&path, &s.text).expect("write rule");
-                let out = Command::new("promtool")
-                    .args(["check", "rules"])
-                    .arg(&path)
-                    .output()
-                    .expect("promtool runs");
-                assert!(
-                    out.status.success(),
-                    "{name} {}: {}\n{}",
-                    rec.id,
-                    String::from_utf8_lossy(&out.stdout),
-                    s.text
-                );
-                checked += 1;
+        let snippets: Vec<_> = report
+            .alerts
+            .iter()
+            .chain(
+                report
+                    .recommendations
+                    .iter()
+                    .flat_map(|r| r.snippets.iter()),
+            )
+            .collect();
+        for (i, s) in snippets.iter().enumerate() {
+            if s.kind != "prometheus-rule" {
+                continue;
             }
+            let path = dir.join(format!("{name}-{i}.yml"));
+            std::fs::write(&path, &s.text).expect("write rule");
+            let out = Command::new("promtool")
+                .args(["check", "rules"])
+                .arg(&path)
+                .output()
+                .expect("promtool runs");
+            assert!(
+                out.status.success(),
+                "{name}: {}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                s.text
+            );
+            rules_checked += 1;
+        }
+        let prom = Prometheus::start(&format!("snippets-{name}"), &loaded.store);
+        let ends: Vec<i64> = report
+            .rows
+            .latency
+            .iter()
+            .filter(|r| r.key.replica.is_fleet())
+            .map(|r| r.key.window_end_ms)
+            .collect();
+        let replicas = report.deployment.replicas.len().max(1) as f64;
+        for s in &snippets {
+            let (for_ms, trigger) = snippet_params(&s.text);
+            let mut fired = Vec::new();
+            if s.kind == "prometheus-rule" {
+                let for_ms = for_ms.expect("an alert has for:");
+                let mut active: BTreeMap<String, i64> = BTreeMap::new();
+                for &t in &ends {
+                    let holds: Vec<String> = prom
+                        .query(&s.expr, t)
+                        .into_iter()
+                        .map(|(labels, _)| format!("{labels:?}"))
+                        .collect();
+                    active.retain(|k, _| holds.contains(k));
+                    for k in holds {
+                        active.entry(k).or_insert(t);
+                    }
+                    if active.values().any(|&since| t - since >= for_ms) {
+                        fired.push(t);
+                    }
+                }
+                if s.text.contains("alert: VllmRequestsQueueing") {
+                    queue_alert.insert(name, fired.len());
+                }
+            } else {
+                let (kind, target) = trigger.expect("a trigger has metricType and threshold");
+                let mut desired: Vec<(i64, u64)> = Vec::new();
+                for &t in &ends {
+                    let Some(v) = prom.scalar(&s.expr, t) else {
+                        continue;
+                    };
+                    let (ratio, want) = match kind.as_str() {
+                        "AverageValue" => ((v / replicas) / target, (v / target).ceil()),
+                        "Value" => (v / target, (replicas * v / target).ceil()),
+                        other => panic!("metricType {other}"),
+                    };
+                    let d = if (ratio - 1.0).abs() <= 0.1 {
+                        replicas
+                    } else {
+                        want.max(1.0)
+                    };
+                    desired.push((t, d as u64));
+                    let held = desired
+                        .iter()
+                        .filter(|(u, _)| *u > t - 300_000)
+                        .map(|x| x.1)
+                        .max()
+                        .unwrap_or(0);
+                    if held > replicas as u64 {
+                        fired.push(t);
+                    }
+                }
+            }
+            assert_eq!(
+                fired, s.check.fired_at,
+                "{name}: {} `{}`: Prometheus fires at {fired:?}, the report says {:?}",
+                s.kind, s.expr, s.check.fired_at
+            );
+            assert_eq!(s.check.windows_fired, fired.len());
+            assert_eq!(s.check.windows_total, ends.len());
+            compared += 1;
         }
     }
-    assert!(checked >= 6, "only {checked} rule files checked");
+    println!(
+        "snippets: {compared} compared with Prometheus, {rules_checked} rule files checked; queue alert windows fired: {queue_alert:?}"
+    );
+    assert!(
+        rules_checked >= 10,
+        "only {rules_checked} rule files checked"
+    );
+    assert!(
+        queue_alert.get("saturated").is_some_and(|&n| n > 0),
+        "{queue_alert:?}"
+    );
+    assert_eq!(
+        queue_alert.get("a10g-qwen3b-ramp"),
+        Some(&0),
+        "{queue_alert:?}"
+    );
 }

@@ -98,7 +98,35 @@ fn golden_reports_of_every_sample() {
         let r = report(name);
         let html = render::html(&r);
         golden(&format!("{name}.html"), &html);
-        golden(&format!("{name}.md"), &render::markdown(&r));
+        let md = render::markdown(&r);
+        golden(&format!("{name}.md"), &md);
+        // A ticket-sized summary that opens with the verdict.
+        assert!(
+            md.lines().count() <= 60,
+            "{name}: {} lines of Markdown",
+            md.lines().count()
+        );
+        assert!(
+            md.lines()
+                .nth(2)
+                .is_some_and(|l| l.starts_with(&format!("**{}", &r.verdict.headline[..6]))),
+            "{name}: the verdict comes first"
+        );
+        // Every placeholder of the prose was filled.
+        let prose =
+            serde_json::to_string(&(&r.analyses, &r.recommendations, &r.verdict, &r.phases))
+                .expect("json");
+        for token in [
+            "{names}",
+            "{waiting}",
+            "{action}",
+            "{caveat}",
+            "{lower}",
+            "{n}",
+            "{what}",
+        ] {
+            assert!(!prose.contains(token), "{name}: {token} left in the prose");
+        }
         golden(&format!("{name}.json"), &render::json(&r));
         // Determinism: a second rendering is byte-identical.
         assert_eq!(html, render::html(&report(name)), "{name}");
@@ -133,8 +161,23 @@ fn golden_reports_of_every_sample() {
     }
 }
 
-/// The sample's HTML is a proper document: six steps in order, four SLO
-/// tiles, every chart an inline SVG, no script but the data block.
+/// Every id in a committed golden JSON exists: the typed model reads each
+/// back (an unknown finding, recommendation, SLO, phase, event or note
+/// kind fails to deserialise).
+#[test]
+fn golden_ids_exist() {
+    for name in SAMPLES {
+        let path = root().join(format!("tests/golden/{name}.json"));
+        let text = std::fs::read_to_string(&path).expect("golden");
+        let back: Result<Report, _> = serde_json::from_str(&text);
+        assert!(back.is_ok(), "{name}: {:?}", back.err());
+    }
+}
+
+/// The sample's HTML is a proper document: the verdict first, then the
+/// scorecard (four SLO tiles), what to do, the phases, what to watch, the
+/// six steps in order, every chart an inline SVG, no script but the data
+/// block.
 #[test]
 fn the_page_has_the_walk_through_layout() {
     let html = render::html(&report("a10g-qwen3b-ramp"));
@@ -147,8 +190,11 @@ fn the_page_has_the_walk_through_layout() {
     assert_eq!(
         ids,
         [
+            "verdict",
             "scorecard",
             "what-to-do",
+            "phases",
+            "what-to-watch",
             "step-latency",
             "step-efficiency",
             "step-workload",
@@ -161,6 +207,19 @@ fn the_page_has_the_walk_through_layout() {
         ]
     );
     assert_eq!(doc.select(&sel(".tile")).count(), 4);
+    let verdict = doc
+        .select(&sel("#verdict .headline"))
+        .next()
+        .expect("a verdict headline")
+        .text()
+        .collect::<String>();
+    assert!(verdict.starts_with("Healthy: "), "{verdict}");
+    // Quantiles read as their bucket, never as a false 3-digit figure.
+    let tiles: String = doc
+        .select(&sel(".tile .value"))
+        .flat_map(|e| e.text())
+        .collect();
+    assert!(tiles.contains("p95 between 60 and 80 ms"), "{tiles}");
     assert!(doc.select(&sel("figure.chart svg")).count() >= 12);
     let scripts: Vec<_> = doc.select(&sel("script")).collect();
     assert_eq!(scripts.len(), 1);

@@ -9,6 +9,7 @@ use std::collections::BTreeSet;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::ids::{RecId, SloId};
 use crate::model::{Report, Row, SloStatus};
 
 /// Version of the comparison's JSON layout.
@@ -85,9 +86,9 @@ pub struct Side {
     /// Scrape interval, ms.
     pub scrape_interval_ms: Option<i64>,
     /// SLO verdicts: id, status, value, unit.
-    pub slo: Vec<(String, SloStatus, Option<f64>, String)>,
+    pub slo: Vec<(SloId, SloStatus, Option<f64>, String)>,
     /// Recommendation ids, ranked.
-    pub recommendations: Vec<String>,
+    pub recommendations: Vec<RecId>,
 }
 
 /// A time series of both captures on a relative time axis.
@@ -125,9 +126,9 @@ pub struct Comparison {
     /// Every key figure.
     pub figures: Vec<FigureChange>,
     /// Recommendations that fire after but not before.
-    pub recommendations_appeared: Vec<String>,
+    pub recommendations_appeared: Vec<RecId>,
     /// Recommendations that fired before but not after.
-    pub recommendations_gone: Vec<String>,
+    pub recommendations_gone: Vec<RecId>,
     /// Main series, overlaid from each capture's start.
     pub overlays: Vec<Overlay>,
     /// Window width, ms (both reports use the same settings).
@@ -136,7 +137,7 @@ pub struct Comparison {
 
 fn fleet<T: Clone>(rows: &[Row<T>]) -> Vec<T> {
     rows.iter()
-        .filter(|r| r.key.replica == "fleet")
+        .filter(|r| r.key.replica.is_fleet())
         .map(|r| r.fields.clone())
         .collect()
 }
@@ -158,9 +159,9 @@ fn side(r: &Report) -> Side {
         slo: r
             .slo
             .iter()
-            .map(|s| (s.id.clone(), s.status, s.value, s.unit.clone()))
+            .map(|s| (s.id, s.status, s.value, s.unit.clone()))
             .collect(),
-        recommendations: r.recommendations.iter().map(|x| x.id.clone()).collect(),
+        recommendations: r.recommendations.iter().map(|x| x.id).collect(),
     }
 }
 
@@ -536,7 +537,7 @@ pub fn compare(before: &Report, after: &Report) -> Comparison {
     let ids = |r: &Report| {
         r.recommendations
             .iter()
-            .map(|x| x.id.clone())
+            .map(|x| x.id)
             .collect::<BTreeSet<_>>()
     };
     let (rb, ra) = (ids(before), ids(after));

@@ -4,16 +4,22 @@ The analyses and the report model: from a loaded bundle to the serialisable
 
 The pipeline here: resolve the catalogue, read every signal through the
 rate and quantile engine per window, per replica and for the fleet
-([`inputs`]), turn those into the sections' figures ([`rows`]), run the six
-analyses of the walk-through in order ([`analyses`]), judge the four SLOs
-([`slo`]), fire the recommendation rules whose evidence is present
-([`recommend`]), list the moments that matter ([`timeline`]) and say what
-the figures rest on ([`quality`]).
+(`inputs`), turn those into the sections' figures (`rows`), split the
+capture into phases (`phases`), read queueing once (`queue`), judge the
+four SLOs from what the data proves (`slo`), run the six analyses of the
+walk-through ([`registry`]), rank the recommendations by their effect on
+what fails (`recommend`) with snippets checked against the capture
+(`snippets`), list the moments that matter (`timeline`), say what the
+figures rest on (`quality`) and write the bottom line (`verdict`).
 
 # Brief overview
 
 * [`analyse`]: `Loaded` + [`Settings`] → [`Report`].
 * [`model`]: the report's types, documented in `docs/report-schema.md`.
+* [`ids`]: every typed identifier (findings, recommendations, SLOs, phases).
+* [`registry::STEPS`]: the six steps, their inputs, findings and drawing.
+* [`thresholds`]: every line the tool draws.
+* [`text`]: figures in words (buckets, durations).
 */
 #![deny(missing_docs)]
 
@@ -26,16 +32,28 @@ use vllm_lens_store::TargetId;
 
 pub(crate) mod analyses;
 pub mod compare;
+pub mod ids;
 mod inputs;
 pub mod model;
+pub(crate) mod phases;
+mod prose;
 mod quality;
+pub(crate) mod queue;
 mod recommend;
+pub mod registry;
 mod rows;
 mod slo;
+pub(crate) mod snippets;
+pub mod text;
+pub mod thresholds;
 pub mod time;
 mod timeline;
+mod verdict;
 
-use analyses::{Ctx, FleetWindow};
+use analyses::{Ctx, FleetWindow, RestartInfo};
+pub use ids::{
+    Addresses, FindingId, PhaseKind, QualityKind, RecId, Scope, SloId, StepId, TimelineKind,
+};
 use inputs::{GpuInputs, combine_gpus, gpu_over_time, over_time, read_gpus, read_scope};
 use model::*;
 pub use model::{Report, SCHEMA_VERSION, SloThresholds};
@@ -136,12 +154,12 @@ fn map_gpus(
     out
 }
 
-fn key(q: &Query<'_>, w: usize, replica: &str) -> RowKey {
+fn key(q: &Query<'_>, w: usize, scope: &Scope) -> RowKey {
     let (a, b) = q.grid().bounds(w);
     RowKey {
         window_start_ms: a,
         window_end_ms: b,
-        replica: replica.to_string(),
+        replica: scope.clone(),
     }
 }
 
@@ -183,16 +201,22 @@ pub fn analyse(
     };
 
     // Scopes: the fleet, then each replica.
+    struct ScopeData {
+        scope: Scope,
+        windows: Vec<inputs::Inputs>,
+        gpu: Vec<GpuInputs>,
+        has_gpu: bool,
+        target: Option<TargetId>,
+    }
     let fleet_in = read_scope(&q, None);
-    let mut scopes: Vec<(String, Vec<inputs::Inputs>, Vec<GpuInputs>, bool)> = Vec::new();
     let all_gpus: Vec<&Vec<GpuInputs>> = gpus.values().collect();
-    let fleet_gpu = combine_gpus(&all_gpus, n);
-    scopes.push((
-        "fleet".into(),
-        fleet_in.windows,
-        fleet_gpu,
-        !gpus.is_empty(),
-    ));
+    let mut scopes = vec![ScopeData {
+        scope: Scope::Fleet,
+        windows: fleet_in.windows,
+        gpu: combine_gpus(&all_gpus, n),
+        has_gpu: !gpus.is_empty(),
+        target: None,
+    }];
     let mut layout_mismatch = fleet_in.layout_mismatch;
     if replicas.len() > 1 || (replicas.len() == 1 && store.targets().len() > 2) {
         for (id, name) in &replicas {
@@ -204,30 +228,40 @@ pub fn analyse(
                 .filter(|(k, _)| gpu_owner.get(*k) == Some(name))
                 .map(|(_, v)| v)
                 .collect();
-            let has = !mine.is_empty();
-            scopes.push((name.clone(), s.windows, combine_gpus(&mine, n), has));
+            scopes.push(ScopeData {
+                scope: Scope::Replica(name.clone()),
+                windows: s.windows,
+                gpu: combine_gpus(&mine, n),
+                has_gpu: !mine.is_empty(),
+                target: Some(*id),
+            });
         }
-    } else if let Some((_, name)) = replicas.first() {
+    } else if let Some((id, name)) = replicas.first() {
         // One replica: its rows are the fleet's, under its own name too.
-        let (_, w, g, has) = scopes[0].clone();
-        scopes.push((name.clone(), w, g, has));
+        scopes.push(ScopeData {
+            scope: Scope::Replica(name.clone()),
+            windows: scopes[0].windows.clone(),
+            gpu: scopes[0].gpu.clone(),
+            has_gpu: scopes[0].has_gpu,
+            target: Some(*id),
+        });
     }
     layout_mismatch.sort();
     layout_mismatch.dedup();
 
     let mut rows = Rows::default();
     let mut fleet_windows = Vec::new();
-    for (name, windows, gpu_windows, has_gpu) in &scopes {
+    for sd in &scopes {
         for w in 0..n {
-            let i = &windows[w];
-            let g = has_gpu.then(|| &gpu_windows[w]);
-            let k = key(&q, w, name);
+            let i = &sd.windows[w];
+            let g = sd.has_gpu.then(|| &sd.gpu[w]);
+            let k = key(&q, w, &sd.scope);
             let latency = rows::latency(i);
             let efficiency = rows::efficiency(i);
             let workload = rows::workload(i);
             let outcomes = rows::outcomes(i);
             let memory = rows::memory(i, g);
-            if name == "fleet" {
+            if sd.scope.is_fleet() {
                 fleet_windows.push(FleetWindow {
                     start_ms: k.window_start_ms,
                     latency: latency.clone(),
@@ -266,20 +300,23 @@ pub fn analyse(
             .unwrap_or_else(|| "unassigned".into());
         for (w, g) in windows.iter().enumerate() {
             rows.gpu.push(GpuRow {
-                key: key(&q, w, &replica),
+                key: key(&q, w, &Scope::Replica(replica.clone())),
                 gpu: uuid_of(k),
                 fields: rows::gpu(g),
             });
         }
     }
-    for (name, _, gpu_windows, has_gpu) in &scopes {
-        let own = gpu_owner.values().filter(|o| *o == name).count();
-        if !*has_gpu || (name != "fleet" && own < 2) {
+    for sd in &scopes {
+        let own = gpu_owner
+            .values()
+            .filter(|o| Some(o.as_str()) == Some(sd.scope.as_str()))
+            .count();
+        if !sd.has_gpu || (!sd.scope.is_fleet() && own < 2) {
             continue;
         }
-        for (w, g) in gpu_windows.iter().enumerate() {
+        for (w, g) in sd.gpu.iter().enumerate() {
             rows.gpu.push(GpuRow {
-                key: key(&q, w, name),
+                key: key(&q, w, &sd.scope),
                 gpu: "all".into(),
                 fields: rows::gpu(g),
             });
@@ -287,25 +324,133 @@ pub fn analyse(
     }
 
     // Summary: the fleet over the whole capture.
+    let fleet = &scopes[0];
     let (start, end) = (q.grid().bounds(0).0, q.grid().bounds(n.saturating_sub(1)).1);
-    let fleet_all = over_time(&scopes[0].1);
-    let fleet_gpu_all = gpu_over_time(&scopes[0].2);
-    let g = scopes[0].3.then_some(&fleet_gpu_all);
-    let summary = Summary {
-        window_start_ms: start,
-        window_end_ms: end,
-        latency: rows::latency(&fleet_all),
-        efficiency: rows::efficiency(&fleet_all),
-        workload: rows::workload(&fleet_all),
-        outcomes: rows::outcomes(&fleet_all),
-        gpu: g.map(rows::gpu).unwrap_or_default(),
-        memory: rows::memory(&fleet_all, g),
-    };
+    let fleet_all = over_time(&fleet.windows);
+    let fleet_gpu_all = gpu_over_time(&fleet.gpu);
+    let summary = summarise(
+        start,
+        end,
+        &fleet_all,
+        fleet.has_gpu.then_some(&fleet_gpu_all),
+    );
+    let starts: Vec<i64> = (0..n).map(|w| q.grid().bounds(w).0).collect();
 
+    // Restarts, warm-up, down time and bursts, then the phases.
+    let restarts = restarts(store, &cat, &q, &replicas);
+    let mut states = vec![phases::WindowState::default(); n];
+    for (w, fw) in fleet_windows.iter().enumerate() {
+        let e = &fw.efficiency;
+        states[w].in_flight = e.running_avg.map(|r| r + e.waiting_avg.unwrap_or(0.0));
+        states[w].requests_per_min = fw.workload.requests_per_min;
+    }
+    for r in &restarts {
+        let from = r
+            .last_old_ms
+            .and_then(|t| q.grid().index(t + 1))
+            .unwrap_or(0);
+        let to = q.grid().index(r.seen_ms).unwrap_or(from);
+        for s in &mut states[from..=to.max(from).min(n.saturating_sub(1))] {
+            s.restart = true;
+        }
+    }
+    for w in warmup_windows(store, &cat, &q, &replicas) {
+        states[w].warmup = true;
+    }
+    for cov in q.coverage() {
+        if !replicas.iter().any(|(_, name)| *name == cov.target) {
+            continue;
+        }
+        for (w, c) in cov.windows.iter().enumerate() {
+            if c.expected > 0 && c.scrapes == 0 {
+                states[w].down = true;
+            }
+        }
+    }
+    for w in burst_windows(&fleet.windows, settings.slo.error_abort_pct) {
+        states[w].burst = true;
+    }
+    let segments = phases::segment(&states);
+    let phases: Vec<Phase> = segments
+        .iter()
+        .map(|seg| {
+            let inputs = over_time(&fleet.windows[seg.start..seg.end]);
+            let gpu = gpu_over_time(&fleet.gpu[seg.start..seg.end]);
+            let (a, b) = (starts[seg.start], q.grid().bounds(seg.end - 1).1);
+            let figures = summarise(a, b, &inputs, fleet.has_gpu.then_some(&gpu));
+            let in_flight = {
+                let v: Vec<f64> = states[seg.start..seg.end]
+                    .iter()
+                    .filter_map(|s| s.in_flight)
+                    .collect();
+                (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+            };
+            let here: Vec<&RestartInfo> = restarts
+                .iter()
+                .filter(|r| r.seen_ms >= a && r.seen_ms < b + settings.window_ms)
+                .collect();
+            Phase {
+                start_ms: a,
+                end_ms: b,
+                kind: seg.kind,
+                description: verdict::describe_phase(
+                    seg.kind, &figures, in_flight, &here, settings,
+                ),
+                figures,
+                in_flight_avg: in_flight.map(analyses::round),
+            }
+        })
+        .collect();
+
+    // Queueing, once, outside warm-up and restarts.
+    let excluded: Vec<usize> = (0..n)
+        .filter(|&w| states[w].warmup || states[w].restart || states[w].down)
+        .collect();
+    let replica_inputs: Vec<queue::ReplicaInput<'_>> = scopes
+        .iter()
+        .filter_map(|sd| {
+            let target = sd.target?;
+            let name = sd.scope.as_str();
+            Some(queue::ReplicaInput {
+                target,
+                name,
+                latency: rows
+                    .latency
+                    .iter()
+                    .filter(|r| r.key.replica.as_str() == name && !r.key.replica.is_fleet())
+                    .map(|r| &r.fields)
+                    .collect(),
+            })
+        })
+        .collect();
+    let queue_report = queue::analyse(
+        store,
+        &cat,
+        q.grid(),
+        &replica_inputs,
+        &excluded,
+        settings.slo.queue_negligible_ms,
+    );
+
+    let slo = slo::scorecard(&slo::SloInput {
+        thresholds: &settings.slo,
+        catalogue: &cat,
+        whole: &fleet_all,
+        windows: &fleet.windows,
+        gpu_windows: if fleet.has_gpu { &fleet.gpu } else { &[] },
+        starts: &starts,
+        queue: &queue_report,
+    });
     let ctx = Ctx {
+        settings,
         catalogue: &cat,
         summary: &summary,
         windows: &fleet_windows,
+        phases: &phases,
+        slo: &slo,
+        queue: &queue_report,
+        restarts: &restarts,
+        hists: &fleet_all.hists,
         replicas: replicas.len(),
         engine_v1: cat.era.engine == Engine::V1,
         prefix_lifetime: fleet_all
@@ -314,17 +459,11 @@ pub fn analyse(
             .map(|g| g.last),
     };
     let analyses = analyses::run(&ctx);
-    let (lat_rows, eff_rows): (Vec<_>, Vec<_>) = (rows.latency.clone(), rows.efficiency.clone());
-    let slo = slo::scorecard(
-        &settings.slo,
-        &summary,
-        &fleet_windows,
-        &lat_rows,
-        &eff_rows,
-    );
     let model_name = model_name(loaded, &cat);
-    let recommendations = recommend::recommend(&ctx, &slo, model_name.as_deref());
-    let timeline = timeline::timeline(&ctx, &q, store, &settings.slo);
+    let checker = snippets::Checker::new(store, &q, replicas.len());
+    let recommendations = recommend::recommend(&ctx, &analyses, &checker, model_name.as_deref());
+    let alerts = snippets::alerts(&ctx, &checker, model_name.as_deref());
+    let timeline = timeline::timeline(&ctx, &q);
     let mut non_cumulative: Vec<Signal> = fleet_all
         .hists
         .iter()
@@ -337,6 +476,7 @@ pub fn analyse(
         .collect();
     non_cumulative.sort();
     let data_quality = quality::data_quality(loaded, &cat, &q, &layout_mismatch, &non_cumulative);
+    let verdict = verdict::verdict(&ctx, &analyses, &timeline);
 
     Ok(Report {
         schema_version: SCHEMA_VERSION,
@@ -347,14 +487,164 @@ pub fn analyse(
             window_ms: settings.window_ms,
             slo: settings.slo,
         },
+        verdict,
+        phases,
         rows,
         summary,
         analyses,
         slo,
         recommendations,
+        alerts,
         timeline,
         data_quality,
     })
+}
+
+/// The summary figures of some inputs.
+fn summarise(start: i64, end: i64, i: &inputs::Inputs, g: Option<&GpuInputs>) -> Summary {
+    Summary {
+        window_start_ms: start,
+        window_end_ms: end,
+        latency: rows::latency(i),
+        efficiency: rows::efficiency(i),
+        workload: rows::workload(i),
+        outcomes: rows::outcomes(i),
+        gpu: g.map(rows::gpu).unwrap_or_default(),
+        memory: rows::memory(i, g),
+    }
+}
+
+/// Every restart of a replica: a changed `process_start_time_seconds`, or
+/// (without it, as on V0 multiprocess servers) a drop of the generated
+/// tokens counter.
+fn restarts(
+    store: &vllm_lens_store::Store,
+    cat: &Catalogue,
+    q: &Query<'_>,
+    replicas: &[(TargetId, String)],
+) -> Vec<RestartInfo> {
+    let mut out = Vec::new();
+    for (id, name) in replicas {
+        let mut seen: Vec<i64> = q.restarts(*id).to_vec();
+        let has_start = cat
+            .get(Signal::ProcessStart)
+            .series()
+            .any(|s| store.series(s).target() == *id);
+        if !has_start {
+            for sid in cat.get(Signal::GenerationTokens).series() {
+                let s = store.series(sid);
+                if s.target() == *id {
+                    seen.extend(vllm_lens_query::counter::drops(s.times(), s.values()));
+                }
+            }
+            seen.sort_unstable();
+            seen.dedup();
+        }
+        let times = store.target(*id).sample_times();
+        let started = queue::per_scrape(store, cat, Signal::ProcessStart, *id);
+        let running = queue::per_scrape(store, cat, Signal::Running, *id);
+        let waiting = queue::per_scrape(store, cat, Signal::Waiting, *id);
+        for t in seen {
+            let i = times.partition_point(|&x| x < t);
+            let last_old = i.checked_sub(1).map(|j| times[j]);
+            let in_flight = last_old.and_then(|l| {
+                running
+                    .get(&l)
+                    .map(|r| r + waiting.get(&l).copied().unwrap_or(0.0))
+            });
+            out.push(RestartInfo {
+                replica: name.clone(),
+                seen_ms: t,
+                started_ms: started.get(&t).map(|s| (s * 1000.0).round() as i64),
+                last_old_ms: last_old,
+                in_flight_lost: in_flight,
+            });
+        }
+    }
+    out.sort_by_key(|r| r.seen_ms);
+    out
+}
+
+/// Windows of a process's first minutes at the start of the capture: a
+/// replica whose process started less than one window before its first
+/// scrape (or during the capture, before any restart) is warming up until
+/// one window after its start.
+fn warmup_windows(
+    store: &vllm_lens_store::Store,
+    cat: &Catalogue,
+    q: &Query<'_>,
+    replicas: &[(TargetId, String)],
+) -> Vec<usize> {
+    let grid = q.grid();
+    let mut out = Vec::new();
+    for (id, _) in replicas {
+        let started = queue::per_scrape(store, cat, Signal::ProcessStart, *id);
+        let Some((&first, &s)) = started.iter().next() else {
+            continue;
+        };
+        let start_ms = (s * 1000.0).round() as i64;
+        if start_ms >= first - grid.width_ms {
+            let until = grid
+                .index(start_ms + grid.width_ms)
+                .unwrap_or(grid.count.saturating_sub(1));
+            out.extend(0..=until.min(grid.count.saturating_sub(1)));
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Windows whose errors + aborts (or HTTP errors) stand far above the rest
+/// of the capture and reach the objective.
+fn burst_windows(windows: &[inputs::Inputs], objective_pct: f64) -> Vec<usize> {
+    let sums = |i: &inputs::Inputs| {
+        let bad: f64 = ["error", "abort"]
+            .iter()
+            .filter_map(|r| i.reasons.get(*r))
+            .map(|x| x.increase)
+            .sum();
+        let all: f64 = i.reasons.values().map(|x| x.increase).sum();
+        let http_bad: f64 = i
+            .http_status
+            .iter()
+            .filter(|(s, _)| s.starts_with('4') || s.starts_with('5'))
+            .map(|(_, x)| x.increase)
+            .sum();
+        let http_all: f64 = i.http_status.values().map(|x| x.increase).sum();
+        (bad, all, http_bad, http_all)
+    };
+    let per: Vec<(f64, f64, f64, f64)> = windows.iter().map(sums).collect();
+    let total = per.iter().fold((0.0, 0.0, 0.0, 0.0), |a, x| {
+        (a.0 + x.0, a.1 + x.1, a.2 + x.2, a.3 + x.3)
+    });
+    let mut out = Vec::new();
+    for (w, x) in per.iter().enumerate() {
+        let stands_out = |bad: f64, all: f64, rest_bad: f64, rest_all: f64, line: f64| {
+            if all <= 0.0 {
+                return false;
+            }
+            let share = 100.0 * bad / all;
+            let rest = if rest_all > 0.0 {
+                100.0 * rest_bad / rest_all
+            } else {
+                0.0
+            };
+            share >= line && share >= thresholds::BURST_FACTOR * rest
+        };
+        if stands_out(x.0, x.1, total.0 - x.0, total.1 - x.1, objective_pct)
+            || stands_out(
+                x.2,
+                x.3,
+                total.2 - x.2,
+                total.3 - x.3,
+                thresholds::HTTP_ERROR_FAIL_PCT,
+            )
+        {
+            out.push(w);
+        }
+    }
+    out
 }
 
 fn model_name(loaded: &Loaded, cat: &Catalogue) -> Option<String> {

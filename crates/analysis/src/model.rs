@@ -8,8 +8,14 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Version of the JSON layout.
-pub const SCHEMA_VERSION: u32 = 1;
+pub use crate::ids::{
+    Addresses, FindingId, PhaseKind, QualityKind, RecId, Scope, SloId, StepId, TimelineKind,
+};
+
+/// Version of the JSON layout. 2: `queue_at_concurrency` is judged in
+/// requests in flight (was ms of queue time); SLO `cannot_tell`; the
+/// verdict, phases, quantile bounds, `addresses` and snippet checks.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The whole report.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -24,6 +30,11 @@ pub struct Report {
     pub deployment: Deployment,
     /// The settings the report was made with.
     pub settings: SettingsEcho,
+    /// The bottom line: healthy, at risk or failing, and why.
+    pub verdict: Verdict,
+    /// The capture split into stretches that differ: load levels,
+    /// restarts, down time, error bursts, idle time.
+    pub phases: Vec<Phase>,
     /// Per-window rows, per replica and for the fleet.
     pub rows: Rows,
     /// The whole capture, fleet-wide, with the same fields as the rows.
@@ -32,8 +43,12 @@ pub struct Report {
     pub analyses: Vec<Analysis>,
     /// The four SLOs.
     pub slo: Vec<SloResult>,
-    /// What to do, ranked.
+    /// What to do, ranked by the effect on what fails.
     pub recommendations: Vec<Recommendation>,
+    /// Alert rules and autoscaling triggers for this server (its metric
+    /// names), each checked against the capture: what to watch whatever
+    /// the verdict.
+    pub alerts: Vec<Snippet>,
     /// The moments that matter, in time order.
     pub timeline: Vec<TimelineEvent>,
     /// What the figures rest on and what is missing.
@@ -119,7 +134,9 @@ pub struct SloThresholds {
     pub itl_p95_ms: f64,
     /// No queueing at this many concurrent requests.
     pub queue_concurrency: f64,
-    /// Queue time below this counts as no queueing, ms.
+    /// A window's mean queue time at or above this counts as queueing, ms.
+    /// vLLM schedules a new request at the next engine step, so even an
+    /// idle server shows up to half a step (tens of ms) of queue time.
     pub queue_negligible_ms: f64,
     /// Errors + aborts must stay below this share of finished requests, %.
     pub error_abort_pct: f64,
@@ -131,7 +148,7 @@ impl Default for SloThresholds {
             ttft_p95_ms: 300.0,
             itl_p95_ms: 50.0,
             queue_concurrency: 12.0,
-            queue_negligible_ms: 10.0,
+            queue_negligible_ms: 50.0,
             error_abort_pct: 0.5,
         }
     }
@@ -145,7 +162,7 @@ pub struct RowKey {
     /// Window end (exclusive), ms.
     pub window_end_ms: i64,
     /// Replica (target name), or `fleet` for the aggregate.
-    pub replica: String,
+    pub replica: Scope,
 }
 
 /// Step 1: where latency goes (averages per finished request, ms).
@@ -179,6 +196,36 @@ pub struct Latency {
     pub itl_p99_ms: Option<f64>,
     /// Decode's share of queue + prefill + decode, %.
     pub decode_share_pct: Option<f64>,
+    /// The bucket each quantile above lies in, ms: the interpolated
+    /// figure is Prometheus' guess inside it.
+    pub bounds: LatencyBounds,
+}
+
+/// A histogram bucket: the quantile is above `low` and at most `high`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Bounds {
+    /// Lower edge (0 for the first bucket).
+    pub low: f64,
+    /// Upper edge; `null` for the `+Inf` bucket (the quantile is above
+    /// `low`, by how much the buckets cannot say).
+    pub high: Option<f64>,
+}
+
+/// The buckets of the latency quantiles, ms.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LatencyBounds {
+    /// TTFT median.
+    pub ttft_p50_ms: Option<Bounds>,
+    /// TTFT p95.
+    pub ttft_p95_ms: Option<Bounds>,
+    /// TTFT p99.
+    pub ttft_p99_ms: Option<Bounds>,
+    /// Inter-token median.
+    pub itl_p50_ms: Option<Bounds>,
+    /// Inter-token p95.
+    pub itl_p95_ms: Option<Bounds>,
+    /// Inter-token p99.
+    pub itl_p99_ms: Option<Bounds>,
 }
 
 /// Step 2: engine efficiency.
@@ -242,6 +289,13 @@ pub struct Outcomes {
     pub http_per_min_by_handler: BTreeMap<String, BTreeMap<String, f64>>,
     /// (4xx + 5xx) ÷ all HTTP requests, %.
     pub http_error_pct: Option<f64>,
+    /// Estimated client disconnects per minute: HTTP 2xx on the completion
+    /// handlers minus finished requests, clamped at 0 (a disconnected
+    /// stream still answered 200 but never finished in the engine's
+    /// statistics). `null` without `http_requests_total`.
+    pub client_disconnects_per_min: Option<f64>,
+    /// The same as a count over the window (or the capture).
+    pub client_disconnects: Option<f64>,
 }
 
 /// Step 5: the GPU as witness (per GPU or aggregated).
@@ -411,7 +465,7 @@ pub struct Evidence {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Finding {
     /// Stable identifier (`latency.decode_dominates`).
-    pub id: String,
+    pub id: FindingId,
     /// How it reads.
     pub severity: Severity,
     /// One line.
@@ -428,7 +482,7 @@ pub struct Finding {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Analysis {
     /// `latency`, `efficiency`, `workload`, `outcomes`, `hardware`, `memory`.
-    pub id: String,
+    pub id: StepId,
     /// Its heading.
     pub title: String,
     /// Its findings, most severe first.
@@ -445,29 +499,52 @@ pub enum SloStatus {
     Fail,
     /// The capture never put it to the test (or the metric is missing).
     NotExercised,
+    /// The histogram's buckets cannot decide: the objective lies inside
+    /// the bucket that holds the quantile (see `bounds`).
+    CannotTell,
 }
 
 /// One SLO.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SloResult {
     /// `ttft_p95`, `itl_p95`, `queue_at_concurrency`, `error_abort_rate`.
-    pub id: String,
+    pub id: SloId,
     /// What it says.
     pub title: String,
     /// Verdict.
     pub status: SloStatus,
-    /// The measured value over the capture (worst exercised window for
-    /// `queue_at_concurrency`).
+    /// The measured value over the capture. Quantiles: Prometheus'
+    /// interpolation (read `bounds`). `queue_at_concurrency`: where
+    /// queueing begins (`queueing_starts_at`), or the most requests in
+    /// flight seen without queueing.
     pub value: Option<f64>,
     /// The threshold.
     pub threshold: f64,
-    /// `threshold − value`, in the SLO's unit: the margin left (negative
-    /// when missed).
+    /// The margin the data proves, in the SLO's unit (percentage points
+    /// for a percentage; negative when missed). Quantiles: from the bucket
+    /// edges (`threshold − bounds.high` when met, `threshold − bounds.low`
+    /// when missed), `null` when the buckets cannot tell.
     pub headroom: Option<f64>,
     /// The unit of value, threshold and headroom.
     pub unit: String,
-    /// Windows that missed it (start times, ms).
+    /// Quantile SLOs: the bucket the quantile lies in, in the SLO's unit.
+    pub bounds: Option<Bounds>,
+    /// `queue_at_concurrency`: the most requests a replica ran at once
+    /// while others queued (`--max-num-seqs` or the KV cache); `null` when
+    /// nothing queued.
+    pub admission_cap: Option<f64>,
+    /// `queue_at_concurrency`: the fewest requests in flight (running +
+    /// waiting) seen with queueing; `null` when nothing queued.
+    pub queueing_starts_at: Option<f64>,
+    /// Windows that missed it, proven (start times, ms).
     pub failing_windows: Vec<i64>,
+    /// Windows whose own buckets could not tell (start times, ms).
+    pub cannot_tell_windows: Vec<i64>,
+    /// Windows left out of the judgement (warm-up), start times, ms.
+    pub excluded_windows: Vec<i64>,
+    /// Where a missed objective comes from: its parts (means), largest
+    /// first. Empty when met.
+    pub breakdown: Vec<Evidence>,
     /// How it was judged.
     pub explanation: String,
 }
@@ -487,17 +564,40 @@ pub enum Confidence {
 /// A ready-to-paste snippet.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Snippet {
-    /// `prometheus-rule`, `keda`, `hpa`, `shell`.
+    /// `prometheus-rule` or `keda`.
     pub kind: String,
     /// The text.
     pub text: String,
+    /// The PromQL expression (an alert's `expr`, a KEDA trigger's `query`).
+    pub expr: String,
+    /// What the snippet would have done over this capture, evaluated by
+    /// the tool's own engine.
+    pub check: SnippetCheck,
+}
+
+/// A snippet evaluated over the capture at each window's end.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SnippetCheck {
+    /// Windows at whose end it fired: an alert firing (its `expr` held for
+    /// its `for:` at every evaluation), a trigger asking for more than one
+    /// replica per replica now running.
+    pub windows_fired: usize,
+    /// Windows evaluated.
+    pub windows_total: usize,
+    /// Ends of the windows it fired at, ms.
+    pub fired_at: Vec<i64>,
+    /// How it was evaluated.
+    pub method: String,
 }
 
 /// One thing to do.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Recommendation {
     /// Stable identifier.
-    pub id: String,
+    pub id: RecId,
+    /// What it addresses: failing objectives (SLO ids) first, then
+    /// `capacity`, `efficiency`, `cost`, `reliability`, `quality`.
+    pub addresses: Vec<Addresses>,
     /// Rank, 1 first.
     pub rank: u32,
     /// One line.
@@ -523,8 +623,8 @@ pub struct TimelineEvent {
     pub time_ms: i64,
     /// `slo_breached`, `slo_recovered`, `waiting_started`,
     /// `preemptions_started`, `kv_above_60`, `kv_above_90`, `restart`,
-    /// `scrape_gap`, `shape_change`, `xid`.
-    pub kind: String,
+    /// `scrape_gap`, `shape_change`, `xid`, `load_step`, `error_burst`.
+    pub kind: TimelineKind,
     /// Target or replica concerned (`fleet` for all).
     pub subject: String,
     /// What happened.
@@ -550,7 +650,7 @@ pub struct MetricStatus {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct AnalysisInputs {
     /// Analysis id.
-    pub analysis: String,
+    pub analysis: StepId,
     /// Its signals.
     pub metrics: Vec<MetricStatus>,
 }
@@ -562,7 +662,7 @@ pub struct QualityNote {
     /// `bucket_layouts`, `known_bug`, `collect_interval`, `diagnostic`,
     /// `version`, `fallback`, `non_cumulative`, `non_finite`,
     /// `counter_backwards`.
-    pub kind: String,
+    pub kind: QualityKind,
     /// Target or signal concerned.
     pub subject: String,
     /// What it means.
@@ -586,4 +686,51 @@ pub struct DataQuality {
     pub gap_windows: BTreeMap<String, usize>,
     /// Bundle diagnostics (lines or files that could not be read).
     pub diagnostics: usize,
+}
+
+/// The bottom line.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum VerdictStatus {
+    /// No objective fails and nothing puts them at risk.
+    Healthy,
+    /// No objective fails, but one cannot be told, a p99 stalls, a server
+    /// restarted, errors burst, or proven headroom is under 20 %.
+    AtRisk,
+    /// An objective fails.
+    Failing,
+}
+
+/// The report's first line.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Verdict {
+    /// `healthy`, `at_risk` or `failing`.
+    pub status: VerdictStatus,
+    /// One line: the status and why.
+    pub headline: String,
+    /// What decided it, one line each, most serious first.
+    pub reasons: Vec<String>,
+    /// A few lines on what happened: phases, restarts, bursts, with their
+    /// times.
+    pub narrative: Vec<String>,
+}
+
+/// A stretch of the capture.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Phase {
+    /// First window's start, ms since the Unix epoch.
+    pub start_ms: i64,
+    /// Last window's end (exclusive), ms.
+    pub end_ms: i64,
+    /// `warmup`, `steady`, `ramp`, `restart`, `down`, `burst` or `idle`.
+    pub kind: PhaseKind,
+    /// One line.
+    pub description: String,
+    /// The phase's figures, with the summary's field names, computed the
+    /// same way over the phase's windows only.
+    pub figures: Summary,
+    /// Requests in flight (running + waiting), mean over the phase.
+    pub in_flight_avg: Option<f64>,
 }

@@ -10,82 +10,8 @@ use vllm_lens_catalog::{Catalogue, Engine, Signal, Status, Version};
 use vllm_lens_query::Query;
 
 use crate::inputs::{COUNTERS, HISTOGRAMS};
-use crate::model::{AnalysisInputs, DataQuality, MetricStatus, QualityNote};
-
-/// The signals each analysis reads.
-pub(crate) const INPUTS: [(&str, &[Signal]); 6] = [
-    (
-        "latency",
-        &[
-            Signal::QueueTime,
-            Signal::PrefillTime,
-            Signal::DecodeTime,
-            Signal::InferenceTime,
-            Signal::E2eTime,
-            Signal::Ttft,
-            Signal::InterTokenLatency,
-        ],
-    ),
-    (
-        "efficiency",
-        &[
-            Signal::PrefixHits,
-            Signal::PrefixQueries,
-            Signal::PrefixHitRateLifetime,
-            Signal::CachedPromptTokens,
-            Signal::IterationTokens,
-            Signal::GenerationTokens,
-            Signal::PromptTokens,
-            Signal::Running,
-            Signal::Waiting,
-            Signal::KvUsage,
-            Signal::Preemptions,
-        ],
-    ),
-    (
-        "workload",
-        &[
-            Signal::FinishedRequests,
-            Signal::RequestPromptTokens,
-            Signal::RequestGenerationTokens,
-            Signal::MaxTokens,
-            Signal::PromptTokens,
-            Signal::GenerationTokens,
-        ],
-    ),
-    (
-        "outcomes",
-        &[Signal::FinishedRequests, Signal::HttpRequests],
-    ),
-    (
-        "hardware",
-        &[
-            Signal::GpuUtil,
-            Signal::MemCopyUtil,
-            Signal::GrEngineActive,
-            Signal::TensorActive,
-            Signal::DramActive,
-            Signal::FbUsed,
-            Signal::FbFree,
-            Signal::FbReserved,
-            Signal::Power,
-            Signal::GpuTemp,
-            Signal::SmClock,
-            Signal::Xid,
-        ],
-    ),
-    (
-        "memory",
-        &[
-            Signal::KvUsage,
-            Signal::FbUsed,
-            Signal::FbFree,
-            Signal::Energy,
-            Signal::Power,
-            Signal::GenerationTokens,
-        ],
-    ),
-];
+use crate::model::{AnalysisInputs, DataQuality, MetricStatus, QualityKind, QualityNote};
+use crate::registry::STEPS;
 
 fn status_word(s: Status) -> &'static str {
     match s {
@@ -95,9 +21,9 @@ fn status_word(s: Status) -> &'static str {
     }
 }
 
-fn note(kind: &str, subject: &str, message: String) -> QualityNote {
+fn note(kind: QualityKind, subject: &str, message: String) -> QualityNote {
     QualityNote {
-        kind: kind.to_string(),
+        kind,
         subject: subject.to_string(),
         message,
     }
@@ -131,7 +57,7 @@ pub(crate) fn data_quality(
     };
     if era.mixed {
         notes.push(note(
-            "version",
+            QualityKind::Version,
             "bundle",
             "vLLM targets of different releases share this bundle; fleet figures mix them".into(),
         ));
@@ -139,7 +65,7 @@ pub(crate) fn data_quality(
     for t in &era.targets {
         if !t.consistent {
             notes.push(note(
-                "version",
+                QualityKind::Version,
                 &t.target,
                 format!(
                     "the version markers of {} contradict each other (edited or merged data?)",
@@ -148,11 +74,12 @@ pub(crate) fn data_quality(
             ));
         }
     }
-    let inputs: Vec<AnalysisInputs> = INPUTS
+    let inputs: Vec<AnalysisInputs> = STEPS
         .iter()
-        .map(|(analysis, signals)| AnalysisInputs {
-            analysis: analysis.to_string(),
-            metrics: signals
+        .map(|step| AnalysisInputs {
+            analysis: step.id,
+            metrics: step
+                .inputs
                 .iter()
                 .map(|s| {
                     let r = cat.get(*s);
@@ -169,19 +96,20 @@ pub(crate) fn data_quality(
     for r in &cat.signals {
         if r.status == Status::Aliased {
             notes.push(note(
-                "fallback",
+                QualityKind::Fallback,
                 r.key,
                 format!("{} read from {}", r.title, r.used.join(", ")),
             ));
         }
         for n in &r.notes {
             if n.contains("duplicate series") {
-                notes.push(note("duplicate_series", r.key, n.clone()));
+                notes.push(note(QualityKind::DuplicateSeries, r.key, n.clone()));
             }
         }
     }
-    for (analysis, signals) in INPUTS {
-        for s in signals {
+    for step in &STEPS {
+        let analysis = step.id;
+        for s in step.inputs {
             let r = cat.get(*s);
             // Absent by design: no XID so far; the V0 lifetime gauge where
             // the windowed counters exist.
@@ -190,7 +118,7 @@ pub(crate) fn data_quality(
                     && cat.get(Signal::PrefixHits).status != Status::Missing);
             if r.status == Status::Missing && !expected_absent {
                 notes.push(note(
-                    "missing_metric",
+                    QualityKind::MissingMetric,
                     r.key,
                     format!(
                         "{} ({analysis}) is not in the capture: shown as missing, not as 0",
@@ -217,8 +145,7 @@ pub(crate) fn data_quality(
         // Per series: a signal of many series counts each one's drops.
         let n = c.resets / c.series.max(1);
         if n >= 3 && n as u64 * 4 >= u64::from(scrapes) {
-            notes.push(note(
-                "counter_backwards",
+            notes.push(note(QualityKind::CounterBackwards,
                 s.key(),
                 format!(
                     "{}: the counter went backwards {n} times per series in {scrapes} scrapes, far more often than servers restart; each drop is read as a restart from zero, so its rates are not to be trusted (an exporter that resets it, or scrapes of several servers under one name?)",
@@ -238,7 +165,7 @@ pub(crate) fn data_quality(
         }
     }
     if resets > 0 {
-        notes.push(note("reset", "bundle", format!("{resets} counter resets (restarts): read as restarts from zero, never as negative increases")));
+        notes.push(note(QualityKind::Reset, "bundle", format!("{resets} counter resets (restarts): read as restarts from zero, never as negative increases")));
     }
     // Gaps.
     let mut gap_windows = BTreeMap::new();
@@ -247,7 +174,7 @@ pub(crate) fn data_quality(
         gap_windows.insert(cov.target.clone(), n);
         if n > 0 {
             let failed: u32 = cov.windows.iter().map(|w| w.failed).sum();
-            notes.push(note("gap", &cov.target, format!("{n} window(s) with missing or failed scrapes ({failed} failed scrapes recorded); figures there cover less time and outages are not bridged")));
+            notes.push(note(QualityKind::Gap, &cov.target, format!("{n} window(s) with missing or failed scrapes ({failed} failed scrapes recorded); figures there cover less time and outages are not bridged")));
         }
     }
     // Clock skew between targets: the typical offset between their scrapes.
@@ -272,22 +199,22 @@ pub(crate) fn data_quality(
             if let Some(&median) = offsets.get(offsets.len() / 2)
                 && median.abs() >= 5_000
             {
-                notes.push(note("clock_skew", t.name(), format!("{} is scraped {:.1} s apart from {} on median: per-window figures joining the two are offset by that much", t.name(), median as f64 / 1000.0, targets[0].name())));
+                notes.push(note(QualityKind::ClockSkew, t.name(), format!("{} is scraped {:.1} s apart from {} on median: per-window figures joining the two are offset by that much", t.name(), median as f64 / 1000.0, targets[0].name())));
             }
         }
     }
     for w in store.warnings() {
-        notes.push(note("duplicate_series", "store", w.to_string()));
+        notes.push(note(QualityKind::DuplicateSeries, "store", w.to_string()));
     }
     for s in layout_mismatch {
-        notes.push(note("bucket_layouts", s.key(), format!("{}: instances with different bucket layouts; quantiles are computed per layout, never across", s.info().title)));
+        notes.push(note(QualityKind::BucketLayouts, s.key(), format!("{}: instances with different bucket layouts; quantiles are computed per layout, never across", s.info().title)));
     }
     for s in non_cumulative {
-        notes.push(note("non_cumulative", s.key(), format!("{}: histogram buckets are not cumulative (a larger `le` counts fewer observations); quantiles read them forced monotonic, as Prometheus does, and are not to be trusted: the exporter or the capture is broken", s.info().title)));
+        notes.push(note(QualityKind::NonCumulative, s.key(), format!("{}: histogram buckets are not cumulative (a larger `le` counts fewer observations); quantiles read them forced monotonic, as Prometheus does, and are not to be trusted: the exporter or the capture is broken", s.info().title)));
     }
     if store.non_finite_samples() > 0 {
         notes.push(note(
-            "non_finite",
+            QualityKind::NonFinite,
             "bundle",
             format!(
                 "{} sample(s) are NaN or ±Inf; figures that rest on them are shown as missing",
@@ -301,20 +228,20 @@ pub(crate) fn data_quality(
         let overlaps = |a: Version, b: Version| lo <= b && a <= hi;
         if within(Version(0, 5, 1)) {
             notes.push(note(
-                "known_bug",
+                QualityKind::KnownBug,
                 "ttft",
                 "vLLM 0.5.1 reports time to first token as ≈ 0 s (vllm#6337)".into(),
             ));
         }
         if within(Version(0, 5, 3)) {
-            notes.push(note("known_bug", "ttft", "vLLM 0.5.3 counts more TTFT observations than finished requests (vllm#8115): TTFT _count is not a request count".into()));
+            notes.push(note(QualityKind::KnownBug, "ttft", "vLLM 0.5.3 counts more TTFT observations than finished requests (vllm#8115): TTFT _count is not a request count".into()));
         }
         if era.engine == Engine::V1 && overlaps(Version(0, 10, 0), Version(0, 34, 0)) {
-            notes.push(note("known_bug", "finished_requests", "client disconnects are not counted as aborts and are missing from per-request histograms (vllm#31503, #55634)".into()));
+            notes.push(note(QualityKind::KnownBug, "finished_requests", "client disconnects are not counted as aborts and are missing from per-request histograms (vllm#31503, #55634)".into()));
         }
         if overlaps(Version(0, 20, 0), Version(0, 20, 99)) {
             notes.push(note(
-                "known_bug",
+                QualityKind::KnownBug,
                 "request_generation_tokens",
                 "generated tokens per request drift slightly from the counter in 0.20 (vllm#41368)"
                     .into(),
@@ -327,14 +254,14 @@ pub(crate) fn data_quality(
             let series = store.series(sid);
             let r = repeats(series.values());
             if r >= 0.3 {
-                notes.push(note("collect_interval", s.key(), format!("{:.0} % of consecutive {} scrapes repeat the last value: dcgm-exporter's collect interval (default 30 s) is longer than the scrape interval, so per-window GPU figures move in steps", r * 100.0, store.series_name(sid))));
+                notes.push(note(QualityKind::CollectInterval, s.key(), format!("{:.0} % of consecutive {} scrapes repeat the last value: dcgm-exporter's collect interval (default 30 s) is longer than the scrape interval, so per-window GPU figures move in steps", r * 100.0, store.series_name(sid))));
                 break;
             }
         }
     }
     let diagnostics = loaded.diagnostics.len();
     for d in loaded.diagnostics.iter().take(10) {
-        notes.push(note("diagnostic", &d.file, d.to_string()));
+        notes.push(note(QualityKind::Diagnostic, &d.file, d.to_string()));
     }
     let inventory = cat
         .signals

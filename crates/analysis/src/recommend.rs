@@ -1,312 +1,908 @@
-//! Recommendations: data-driven rules. Each fires only when its evidence is
-//! in the capture, says how sure it is and why it might be wrong, and
-//! carries ready-to-paste snippets that use the metric names this server
-//! exports.
+//! Recommendations: each rule fires only when its own evidence is in the
+//! capture, names what it `addresses` (failing or undecided objectives
+//! first, then capacity, efficiency, cost, reliability, quality), and is
+//! ranked by its expected effect on those: a failing objective outweighs
+//! an undecided one, which outweighs waste or risk, and within an
+//! objective a lever weighs by the share of the objective's breakdown it
+//! acts on (queue, prefill or frontend time for TTFT).
+//!
+//! Rules never contradict the scorecard; [`contradiction`] lists the
+//! cases, and a rule that hits one is dropped (docs/report-schema.md lists
+//! them, and `tests/it/report.rs` checks every sample).
 
 use vllm_lens_catalog::Signal;
 
-use crate::analyses::{Ctx, workload::halves};
-use crate::model::{Confidence, Evidence, Recommendation, SloResult, SloStatus, Snippet};
+use crate::analyses::{Ctx, workload};
+use crate::ids::{Addresses as A, RecId, SloId};
+use crate::model::{Analysis, Confidence, Evidence, FindingId, Recommendation, SloStatus, Snippet};
+use crate::prose;
+use crate::snippets::{self, Checker};
+use crate::text::{ms_text, num};
+use crate::thresholds::{
+    DECODE_DOMINATES_PCT, KV_FULL_PCT, KV_WARN_PCT, MEMORY_BOUND_DRAM_PCT, PREFILL_HEAVY_RATIO,
+    TENSOR_IDLE_PCT,
+};
 
+/// One fired rule before ranking.
 struct Rule {
-    id: &'static str,
-    priority: u32,
-    title: String,
+    id: RecId,
+    /// What it acts on, with the share of each it can move (0..=1).
+    effect: Vec<(A, f64)>,
     rationale: String,
-    action: String,
+    vars: Vec<(&'static str, String)>,
     confidence: Confidence,
-    caveat: &'static str,
     evidence: Vec<Evidence>,
     snippets: Vec<Snippet>,
 }
 
-fn slo(slos: &[SloResult], id: &str) -> Option<SloStatus> {
-    slos.iter().find(|s| s.id == id).map(|s| s.status)
+/// How much a target weighs, by its status.
+fn weight(ctx: &Ctx<'_>, a: A) -> f64 {
+    match a.slo().and_then(|s| ctx.slo(s)) {
+        Some(SloStatus::Fail) => 100.0,
+        Some(SloStatus::CannotTell) => 50.0,
+        Some(_) => 0.0,
+        None => match a {
+            A::Reliability => 30.0,
+            A::Quality => 20.0,
+            A::Capacity => 15.0,
+            A::Efficiency => 10.0,
+            A::Cost => 5.0,
+            _ => 0.0,
+        },
+    }
 }
 
-/// The first name read for a signal, or its preferred name.
-fn name(ctx: &Ctx<'_>, s: Signal) -> String {
-    ctx.catalogue.get(s).used.first().map_or_else(
-        || s.info().candidates[0].name.to_string(),
-        |n| n.to_string(),
-    )
+fn confidence_factor(c: Confidence) -> f64 {
+    match c {
+        Confidence::High => 1.0,
+        Confidence::Medium => 0.8,
+        Confidence::Low => 0.6,
+    }
+}
+
+/// Shares of TTFT's mean breakdown: (queue, prefill, frontend), 0..=1.
+fn ttft_shares(ctx: &Ctx<'_>) -> Option<(f64, f64, f64)> {
+    let slo = ctx.slo.iter().find(|s| s.id == SloId::TtftP95)?;
+    let part = |prefix: &str| {
+        slo.breakdown
+            .iter()
+            .find(|e| e.label.starts_with(prefix))
+            .and_then(|e| e.value)
+    };
+    let (q, p) = (part("queue")?, part("prefill")?);
+    let f = part("frontend").or(part("rest"))?;
+    let total = q + p + f;
+    (total > 0.0).then(|| (q / total, p / total, f / total))
+}
+
+/// What the contradiction rules look at.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Facts {
+    /// Each objective's status, in [`SloId::ALL`] order.
+    pub slo: [Option<SloStatus>; 4],
+    /// The KV cache's peak, %.
+    pub kv_max: Option<f64>,
+    /// Preemptions were seen.
+    pub preempting: bool,
+    /// Something queued.
+    pub queued: bool,
+}
+
+impl Facts {
+    fn of(ctx: &Ctx<'_>) -> Facts {
+        let mut slo = [None; 4];
+        for (i, id) in SloId::ALL.iter().enumerate() {
+            slo[i] = ctx.slo(*id);
+        }
+        Facts {
+            slo,
+            kv_max: ctx.summary.efficiency.kv_cache_pct,
+            preempting: ctx
+                .summary
+                .efficiency
+                .preemptions_per_min
+                .is_some_and(|p| p > 0.0),
+            queued: ctx.queue.queueing_starts_at().is_some(),
+        }
+    }
+
+    fn in_doubt(&self, id: SloId) -> bool {
+        let i = SloId::ALL.iter().position(|x| *x == id).unwrap_or(0);
+        matches!(
+            self.slo[i],
+            Some(SloStatus::Fail) | Some(SloStatus::CannotTell)
+        )
+    }
+}
+
+/// The contradiction rules: a recommendation that hits one is never shown
+/// (docs/report-schema.md lists them; each has a test).
+///
+/// - **C1** It addresses an objective that passes (or was not exercised).
+/// - **C2** It advises against prefill work (`stop_optimising_prefill`)
+///   while TTFT fails or cannot be told.
+/// - **C3** It raises `--max-num-seqs` while the KV cache is full (≥ 90 %)
+///   or preempting: more sequences would preempt more.
+/// - **C4** It adds capacity or autoscaling (`move_to_kserve`,
+///   `set_autoscaling_trigger`) while nothing queued and the KV cache
+///   stayed under 60 %.
+/// - **C5** Its action lowers `--max-num-batched-tokens` (smaller prefill
+///   chunks raise TTFT) while TTFT fails or cannot be told.
+/// - **C6** Its action lowers `--max-num-seqs` (moving the wait to the
+///   queue) while the queue or TTFT objective fails or cannot be told.
+pub(crate) fn contradiction(
+    f: &Facts,
+    id: RecId,
+    addresses: &[A],
+    action: &str,
+) -> Option<&'static str> {
+    let ttft_doubt = f.in_doubt(SloId::TtftP95);
+    if addresses
+        .iter()
+        .filter_map(|a| a.slo())
+        .any(|s| !f.in_doubt(s))
+    {
+        return Some("C1: addresses an objective that passes");
+    }
+    if id == RecId::StopOptimisingPrefill && ttft_doubt {
+        return Some("C2: TTFT fails or cannot be told, and prefill is part of it");
+    }
+    if id == RecId::RaiseMaxNumSeqs && (f.kv_max.is_some_and(|k| k >= KV_FULL_PCT) || f.preempting)
+    {
+        return Some("C3: the KV cache is full or preempting");
+    }
+    if matches!(id, RecId::MoveToKserve | RecId::SetAutoscalingTrigger)
+        && !f.queued
+        && f.kv_max.is_none_or(|k| k < KV_WARN_PCT)
+    {
+        return Some("C4: nothing queued and the KV cache stayed below 60 %");
+    }
+    if ttft_doubt && lowers(action, "--max-num-batched-tokens") {
+        return Some("C5: smaller prefill chunks would raise a TTFT in doubt");
+    }
+    if (f.in_doubt(SloId::QueueAtConcurrency) || ttft_doubt) && lowers(action, "--max-num-seqs") {
+        return Some("C6: fewer sequences would queue more while queueing or TTFT is in doubt");
+    }
+    None
+}
+
+/// True when `action` advises lowering `flag`.
+pub(crate) fn lowers(action: &str, flag: &str) -> bool {
+    action.split(['.', ';']).any(|sentence| {
+        let s = sentence.to_ascii_lowercase();
+        s.contains(flag) && (s.contains("lower") || s.contains("smaller") || s.contains("reduce"))
+    })
+}
+
+fn rule(id: RecId, effect: Vec<(A, f64)>, rationale: String, confidence: Confidence) -> Rule {
+    Rule {
+        id,
+        effect,
+        rationale,
+        vars: Vec::new(),
+        confidence,
+        evidence: Vec::new(),
+        snippets: Vec::new(),
+    }
+}
+
+/// The objectives among `slos` that fail or cannot be told, as targets.
+fn doubtful(ctx: &Ctx<'_>, slos: &[SloId], share: f64) -> Vec<(A, f64)> {
+    slos.iter()
+        .filter(|s| ctx.slo_in_doubt(**s))
+        .map(|s| (A::from(*s), share))
+        .collect()
 }
 
 pub(crate) fn recommend(
     ctx: &Ctx<'_>,
-    slos: &[SloResult],
+    analyses: &[Analysis],
+    checker: &Checker<'_>,
     model: Option<&str>,
 ) -> Vec<Recommendation> {
+    let fired = |f: FindingId| {
+        analyses
+            .iter()
+            .flat_map(|a| a.findings.iter())
+            .any(|x| x.id == f)
+    };
     let s = ctx.summary;
+    let n = ctx.settings.slo.queue_concurrency;
+    let q = ctx.queue;
+    let shares = ttft_shares(ctx);
+    let (queue_share, prefill_share, frontend_share) = shares.unwrap_or((1.0, 0.0, 0.0));
+    let kv = s.efficiency.kv_cache_pct;
+    let preempting = s.efficiency.preemptions_per_min.is_some_and(|p| p > 0.0);
+    let queued = q.queueing_starts_at();
     let mut rules: Vec<Rule> = Vec::new();
-    let decode_share = s.latency.decode_share_pct;
+
+    // The admission cap is a setting, below the objective, with room in KV.
+    if let (Some(cap), Some(start)) = (q.admission_cap(), queued)
+        && cap < n
+        && kv.is_some_and(|k| k < KV_WARN_PCT)
+        && !preempting
+    {
+        let mut r = rule(
+            RecId::RaiseMaxNumSeqs,
+            [
+                doubtful(ctx, &[SloId::QueueAtConcurrency], 1.0),
+                doubtful(ctx, &[SloId::TtftP95], queue_share),
+            ]
+            .concat(),
+            format!(
+                "At most {} requests ran at once while others waited, fewer than the {} the queue objective names, and queueing began at {} in flight. The KV cache peaked at {:.1} %, so memory is not what caps admission: the engine's own limit (--max-num-seqs) is.",
+                num(cap),
+                num(n),
+                num(start),
+                kv.unwrap_or_default()
+            ),
+            Confidence::High,
+        );
+        r.vars = vec![
+            ("target", num(n.max(cap + 1.0))),
+            ("kv", format!("peak {:.1} %", kv.unwrap_or_default())),
+            ("n", num(n)),
+        ];
+        r.evidence = vec![
+            ctx.ev(
+                "admission cap",
+                Some(cap),
+                "running requests",
+                &[Signal::Running],
+            ),
+            ctx.ev(
+                "queueing starts at",
+                Some(start),
+                "requests in flight",
+                &[Signal::Running, Signal::Waiting],
+            ),
+            ctx.ev("KV cache max", kv, "%", &[Signal::KvUsage]),
+        ];
+        r.snippets
+            .extend(snippets::queue_alert(ctx, checker, model));
+        rules.push(r);
+    }
+
+    // Preemptions: the KV cache runs out.
+    if preempting {
+        let mut r = rule(
+            RecId::TunePreemptions,
+            [
+                doubtful(ctx, &[SloId::QueueAtConcurrency, SloId::ItlP95], 0.5),
+                doubtful(ctx, &[SloId::TtftP95], queue_share.max(0.5)),
+                vec![(A::Efficiency, 1.0)],
+            ]
+            .concat(),
+            format!(
+                "{:.1} preemptions per minute with the KV cache at up to {:.1} %: running requests are evicted and recomputed, and new ones wait for blocks.",
+                s.efficiency.preemptions_per_min.unwrap_or_default(),
+                kv.unwrap_or_default()
+            ),
+            Confidence::High,
+        );
+        r.vars = vec![(
+            "lower",
+            if ctx.slo_in_doubt(SloId::QueueAtConcurrency) || ctx.slo_in_doubt(SloId::TtftP95) {
+                String::new()
+            } else {
+                " Or lower --max-num-seqs so admitted requests fit the pool: the wait moves from recomputation to the queue, which the queue and TTFT objectives can afford here.".to_string()
+            },
+        )];
+        r.evidence = vec![
+            ctx.ev(
+                "preemptions",
+                s.efficiency.preemptions_per_min,
+                "per min",
+                &[Signal::Preemptions],
+            ),
+            ctx.ev("KV cache max", kv, "%", &[Signal::KvUsage]),
+        ];
+        r.snippets.extend(snippets::kv_alert(ctx, checker, model));
+        rules.push(r);
+    }
+
+    // Queueing that an objective pays for: add replicas.
+    let capacity_fails = ctx.slo(SloId::QueueAtConcurrency) == Some(SloStatus::Fail)
+        || (ctx.slo_in_doubt(SloId::TtftP95) && queue_share >= 0.3 && queued.is_some());
+    if capacity_fails {
+        let mut r = rule(
+            RecId::MoveToKserve,
+            [
+                doubtful(ctx, &[SloId::QueueAtConcurrency], 1.0),
+                doubtful(ctx, &[SloId::TtftP95], queue_share),
+                vec![(A::Capacity, 1.0)],
+            ]
+            .concat(),
+            format!(
+                "Requests queued from {} in flight{}, and queueing is {:.0} % of the mean time to first token where TTFT misses its objective.",
+                queued.map_or("?".into(), num),
+                q.admission_cap().map_or(String::new(), |c| format!(
+                    " (at most {} ran at once)",
+                    num(c)
+                )),
+                100.0 * queue_share
+            ),
+            Confidence::Medium,
+        );
+        r.evidence = vec![
+            ctx.ev(
+                "queueing starts at",
+                queued,
+                "requests in flight",
+                &[Signal::Running, Signal::Waiting],
+            ),
+            ctx.ev(
+                "admission cap",
+                q.admission_cap(),
+                "running requests",
+                &[Signal::Running],
+            ),
+        ];
+        r.snippets
+            .extend(snippets::in_flight_trigger(ctx, checker, model));
+        if kv.is_some_and(|k| k >= KV_WARN_PCT) {
+            r.snippets.extend(snippets::kv_trigger(ctx, checker, model));
+        }
+        rules.push(r);
+    } else if queued.is_some() || kv.is_some_and(|k| k >= KV_WARN_PCT) {
+        // Pressure without a failing objective: scale before it fails.
+        let mut r = rule(
+            RecId::SetAutoscalingTrigger,
+            vec![(A::Capacity, 1.0)],
+            match queued {
+                Some(start) => format!(
+                    "Requests already queued from {} in flight; the queue objective ({}) still holds, but more load will break it.",
+                    num(start),
+                    num(n)
+                ),
+                None => format!(
+                    "The KV cache reached {:.1} %: near full, new requests wait and running ones are preempted.",
+                    kv.unwrap_or_default()
+                ),
+            },
+            Confidence::Medium,
+        );
+        r.vars = vec![("n", num(n))];
+        r.evidence = vec![
+            ctx.ev(
+                "queueing starts at",
+                queued,
+                "requests in flight",
+                &[Signal::Running, Signal::Waiting],
+            ),
+            ctx.ev("KV cache max", kv, "%", &[Signal::KvUsage]),
+        ];
+        r.snippets
+            .extend(snippets::in_flight_trigger(ctx, checker, model));
+        rules.push(r);
+    }
+
+    // Restarts.
+    if let Some(first) = ctx.restarts.first() {
+        let mut r = rule(
+            RecId::InvestigateRestart,
+            [
+                doubtful(ctx, &[SloId::ErrorAbortRate], 0.5),
+                vec![(A::Reliability, 1.0)],
+            ]
+            .concat(),
+            format!(
+                "{} restarted {} time(s) during the capture{}{}.",
+                first.replica,
+                ctx.restarts.len(),
+                first.down_ms().map_or(String::new(), |d| format!(
+                    ", unreachable for up to {}",
+                    ms_text(d as f64)
+                )),
+                first.in_flight_lost.map_or(String::new(), |l| format!(
+                    ", losing the {} requests in flight",
+                    num(l)
+                ))
+            ),
+            Confidence::High,
+        );
+        r.vars = vec![("time", crate::time::format_rfc3339(first.when_ms()))];
+        r.evidence = ctx
+            .restarts
+            .iter()
+            .map(|x| {
+                ctx.ev_at(
+                    &format!("{} in flight lost", x.replica),
+                    x.in_flight_lost,
+                    "requests",
+                    &[Signal::ProcessStart, Signal::Running, Signal::Waiting],
+                    vec![x.seen_ms],
+                )
+            })
+            .collect();
+        rules.push(r);
+    }
+
+    // Error bursts.
+    if let Some(p) = ctx
+        .phases
+        .iter()
+        .find(|p| p.kind == crate::ids::PhaseKind::Burst)
+    {
+        let o = &p.figures.outcomes;
+        let mut r = rule(
+            RecId::InvestigateErrorBurst,
+            [
+                doubtful(ctx, &[SloId::ErrorAbortRate], 1.0),
+                vec![(A::Reliability, 1.0)],
+            ]
+            .concat(),
+            format!(
+                "From {} to {} errors + aborts reached {} of finished requests and {} of HTTP requests failed, against {} over the rest of the capture.",
+                crate::time::format_rfc3339(p.start_ms),
+                crate::time::format_rfc3339(p.end_ms),
+                o.error_abort_pct
+                    .map_or("?".into(), |x| format!("{x:.1} %")),
+                o.http_error_pct.map_or("?".into(), |x| format!("{x:.1} %")),
+                s.outcomes
+                    .error_abort_pct
+                    .map_or("?".into(), |x| format!("{x:.2} % on the whole capture")),
+            ),
+            Confidence::High,
+        );
+        r.vars = vec![
+            ("from", crate::time::format_rfc3339(p.start_ms)),
+            ("to", crate::time::format_rfc3339(p.end_ms)),
+        ];
+        r.evidence = vec![
+            ctx.ev_at(
+                "error + abort in the burst",
+                o.error_abort_pct,
+                "%",
+                &[Signal::FinishedRequests],
+                vec![p.start_ms],
+            ),
+            ctx.ev_at(
+                "HTTP 4xx + 5xx in the burst",
+                o.http_error_pct,
+                "%",
+                &[Signal::HttpRequests],
+                vec![p.start_ms],
+            ),
+        ];
+        rules.push(r);
+    }
+
+    // The API server.
+    if fired(FindingId::LatencyFrontendOverhead) && ctx.slo_in_doubt(SloId::TtftP95) {
+        let mut r = rule(
+            RecId::ScaleApiServer,
+            doubtful(ctx, &[SloId::TtftP95], frontend_share),
+            format!(
+                "{:.0} % of the mean time to first token passes outside the engine (neither queue nor prefill).",
+                100.0 * frontend_share
+            ),
+            Confidence::Medium,
+        );
+        r.evidence = vec![ctx.ev("TTFT (mean)", s.latency.ttft_ms, "ms", &[Signal::Ttft])];
+        rules.push(r);
+    }
+
+    // Decode speed: fewer bytes per token.
     let tensor = s.gpu.tensor_active_pct_avg;
     let dram = s.gpu.dram_active_pct_avg;
-    let memory_bound = matches!((tensor, dram), (Some(t), Some(d)) if d >= 50.0 && t < 30.0);
-    let waiting_windows = ctx.windows_where(|w| w.efficiency.waiting.is_some_and(|x| x > 0.0));
-    let model_sel = model.map_or(String::new(), |m| format!("{{model_name=\"{m}\"}}"));
-
-    let prefill_heavy = s.workload.gen_to_prompt_ratio.is_some_and(|r| r < 0.1);
-    if let Some(d) = decode_share
-        && d >= 80.0
-        && !prefill_heavy
-    {
-        rules.push(Rule {
-            id: "stop_optimising_prefill",
-            priority: 30,
-            title: "Stop optimising prefill".into(),
-            rationale: format!("Decode is {d:.0} % of the time requests spend in the engine; prefill and queueing share the rest. Faster prefill can win at most a few percent of latency."),
-            action: "Spend effort on decode speed (quantization, tensor parallelism, a smaller model) rather than chunked-prefill tuning or prompt compression.".into(),
-            confidence: Confidence::High,
-            caveat: "If time to first token is what users complain about, prefill still matters for that figure even when decode dominates total latency.",
-            evidence: vec![ctx.ev("decode share", Some(d), "%", &[Signal::QueueTime, Signal::PrefillTime, Signal::DecodeTime])],
-            snippets: Vec::new(),
-        });
-    }
-    if memory_bound && decode_share.is_some_and(|d| d >= 60.0) {
-        rules.push(Rule {
-            id: "quantize_before_buying",
-            priority: 20,
-            title: "Quantize before buying hardware".into(),
-            rationale: format!(
-                "Decode is memory-bound: DRAM {:.0} % active against tensor cores {:.0} %. Each token streams all weights from memory, so halving the bytes per weight (FP8, or INT4 AWQ/GPTQ) raises tokens per second and lowers inter-token latency on the same GPU.",
-                dram.unwrap_or(0.0),
-                tensor.unwrap_or(0.0)
+    let memory_bound = matches!((tensor, dram), (Some(t), Some(d)) if d >= MEMORY_BOUND_DRAM_PCT && t < TENSOR_IDLE_PCT);
+    let kv_bound = preempting || kv.is_some_and(|k| k >= KV_FULL_PCT);
+    if memory_bound && (ctx.slo_in_doubt(SloId::ItlP95) || kv_bound) {
+        let mut effect = doubtful(ctx, &[SloId::ItlP95], 0.6);
+        if kv_bound {
+            effect.extend(doubtful(ctx, &[SloId::TtftP95], queue_share * 0.5));
+            effect.push((A::Capacity, 1.0));
+        }
+        let mut r = rule(
+            RecId::QuantizeBeforeBuying,
+            effect,
+            format!(
+                "Decode is memory-bound: DRAM {:.0} % active against tensor cores {:.0} %. Halving the bytes per weight (FP8, or INT4 AWQ/GPTQ) shortens each decode step{}.",
+                dram.unwrap_or_default(),
+                tensor.unwrap_or_default(),
+                if kv_bound {
+                    " and frees memory for the KV cache, which is what fills here"
+                } else {
+                    ""
+                }
             ),
-            action: "Try an FP8 (or INT4) build of the same model, capture again and compare; buy or add GPUs only if that is not enough.".into(),
-            confidence: Confidence::Medium,
-            caveat: "Quantization can cost accuracy on some tasks; check quality on your own evaluation set. On GPUs without FP8 support (A10G, L4 have it only through software paths) INT4 weight-only kernels are the option.",
-            evidence: vec![
-                ctx.ev("DRAM active (mean)", dram, "%", &[Signal::DramActive]),
-                ctx.ev("tensor active (mean)", tensor, "%", &[Signal::TensorActive]),
-                ctx.ev("inter-token latency (mean)", s.latency.inter_token_ms, "ms", &[Signal::InterTokenLatency]),
-            ],
-            snippets: Vec::new(),
-        });
+            Confidence::Medium,
+        );
+        r.evidence = vec![
+            ctx.ev("DRAM active (mean)", dram, "%", &[Signal::DramActive]),
+            ctx.ev("tensor active (mean)", tensor, "%", &[Signal::TensorActive]),
+            ctx.ev(
+                "inter-token latency (mean)",
+                s.latency.inter_token_ms,
+                "ms",
+                &[Signal::InterTokenLatency],
+            ),
+        ];
+        rules.push(r);
     }
-    let reasons = &s.outcomes.completions_per_min;
-    let all: f64 = reasons.values().sum();
-    let length_share =
-        (all > 0.0).then(|| 100.0 * reasons.get("length").copied().unwrap_or(0.0) / all);
-    if length_share.is_some_and(|l| l >= 50.0)
-        || s.workload
-            .max_tokens_utilisation_pct
-            .is_some_and(|u| u >= 90.0)
+
+    // Decode dominates and only the inter-token objective is in doubt.
+    let prefill_heavy = s
+        .workload
+        .gen_to_prompt_ratio
+        .is_some_and(|r| r < PREFILL_HEAVY_RATIO);
+    if let Some(d) = s.latency.decode_share_pct
+        && d >= DECODE_DOMINATES_PCT
+        && !prefill_heavy
+        && ctx.slo_in_doubt(SloId::ItlP95)
     {
-        rules.push(Rule {
-            id: "raise_max_tokens",
-            priority: 15,
-            title: "Raise the client's max_tokens".into(),
-            rationale: format!(
+        let mut r = rule(
+            RecId::StopOptimisingPrefill,
+            doubtful(ctx, &[SloId::ItlP95], 0.3),
+            format!(
+                "Inter-token latency misses its objective and decode is {d:.0} % of the time requests spend in the engine; time to first token meets its own. Prefill work cannot move the pace of the answer."
+            ),
+            Confidence::High,
+        );
+        r.evidence = vec![ctx.ev(
+            "decode share",
+            Some(d),
+            "%",
+            &[Signal::QueueTime, Signal::PrefillTime, Signal::DecodeTime],
+        )];
+        rules.push(r);
+    }
+
+    // Prefill interference, or prefixes spread across replicas.
+    let itl = (s.latency.itl_p95_ms, s.latency.itl_p50_ms);
+    if prefill_heavy
+        && s.latency.decode_share_pct.is_some_and(|d| d >= 50.0)
+        && ctx.slo_in_doubt(SloId::ItlP95)
+        && let (Some(p95), Some(p50)) = itl
+        && p95 >= 2.0 * p50
+    {
+        let ttft_doubt = ctx.slo_in_doubt(SloId::TtftP95);
+        let mut r = rule(
+            RecId::MoveToLlmD,
+            doubtful(ctx, &[SloId::ItlP95], 0.6),
+            format!(
+                "Long prompts' prefill shares engine steps with running answers: inter-token p95 {} against a median of {}, and decode is {:.0} % of engine time for short answers.",
+                ms_text(p95.round()),
+                ms_text(p50.round()),
+                s.latency.decode_share_pct.unwrap_or_default()
+            ),
+            Confidence::Medium,
+        );
+        r.vars = vec![
+            (
+                "action",
+                if ttft_doubt {
+                    "Run prefill and decode on separate workers (llm-d, or vLLM's disaggregated prefill). Smaller prefill chunks are no option here: time to first token already misses its objective."
+                } else {
+                    "Lower --max-num-batched-tokens (smaller prefill chunks per step) while time to first token has room; if that is not enough, run prefill and decode on separate workers (llm-d, or vLLM's disaggregated prefill)."
+                }
+                .to_string(),
+            ),
+            (
+                "caveat",
+                "Disaggregation needs more GPUs and a KV transfer path; smaller chunks raise time to first token.".to_string(),
+            ),
+        ];
+        r.evidence = vec![
+            ctx.ev(
+                "inter-token latency p95",
+                Some(p95),
+                "ms",
+                &[Signal::InterTokenLatency],
+            ),
+            ctx.ev(
+                "inter-token latency p50",
+                Some(p50),
+                "ms",
+                &[Signal::InterTokenLatency],
+            ),
+            ctx.ev(
+                "generated ÷ prompt tokens",
+                s.workload.gen_to_prompt_ratio,
+                "",
+                &[Signal::GenerationTokens, Signal::PromptTokens],
+            ),
+        ];
+        rules.push(r);
+    } else if ctx.replicas >= 2
+        && let Some(hit) = s.efficiency.prefix_cache_hit_pct
+        && hit < 50.0
+        && s.workload.avg_prompt_tokens.is_some_and(|p| p >= 500.0)
+        && ctx.slo_in_doubt(SloId::TtftP95)
+    {
+        let mut r = rule(
+            RecId::MoveToLlmD,
+            [
+                doubtful(ctx, &[SloId::TtftP95], prefill_share),
+                vec![(A::Efficiency, 1.0)],
+            ]
+            .concat(),
+            format!(
+                "{} replicas share long prompts ({:.0} tokens on average) but hit the prefix cache only {hit:.0} % of the time: a request whose prefix is cached on one replica often lands on another. Prefill is {:.0} % of the mean time to first token.",
+                ctx.replicas,
+                s.workload.avg_prompt_tokens.unwrap_or_default(),
+                100.0 * prefill_share
+            ),
+            Confidence::Medium,
+        );
+        r.vars = vec![
+            ("action", "Use prefix- or session-aware routing (llm-d's inference scheduler, or session affinity at the load balancer) so follow-up requests reach the replica that holds their prefix.".to_string()),
+            ("caveat", "The tool cannot see how requests were routed; a low hit rate can also mean prompts share little text.".to_string()),
+        ];
+        r.evidence = vec![
+            ctx.ev(
+                "prefix-cache hit rate",
+                Some(hit),
+                "%",
+                &[Signal::PrefixHits, Signal::PrefixQueries],
+            ),
+            ctx.ev(
+                "average prompt",
+                s.workload.avg_prompt_tokens,
+                "tokens",
+                &[Signal::RequestPromptTokens],
+            ),
+        ];
+        rules.push(r);
+    }
+
+    // Prefill is most of a TTFT that misses.
+    if ctx.slo_in_doubt(SloId::TtftP95) && shares.is_some() && prefill_share >= 0.4 {
+        let mut r = rule(
+            RecId::SpeedUpPrefill,
+            doubtful(ctx, &[SloId::TtftP95], prefill_share),
+            format!(
+                "Prefill is {:.0} % of the mean time to first token where it misses ({} prompt tokens per request on average); queueing is {:.0} %.",
+                100.0 * prefill_share,
+                s.workload
+                    .avg_prompt_tokens
+                    .map_or("?".into(), |p| num(p.round())),
+                100.0 * queue_share
+            ),
+            Confidence::Medium,
+        );
+        r.evidence = vec![
+            ctx.ev(
+                "prefill (mean)",
+                s.latency.prefill_ms,
+                "ms",
+                &[Signal::PrefillTime],
+            ),
+            ctx.ev(
+                "average prompt",
+                s.workload.avg_prompt_tokens,
+                "tokens",
+                &[Signal::RequestPromptTokens],
+            ),
+            ctx.ev(
+                "prefix-cache hit rate",
+                s.efficiency.prefix_cache_hit_pct,
+                "%",
+                &[Signal::PrefixHits, Signal::PrefixQueries],
+            ),
+        ];
+        rules.push(r);
+    }
+
+    // Standardising the prompt prefix is not advised from the hit rate
+    // alone: prompt text is not in /metrics, so a low hit rate cannot tell
+    // prompts that share little text from a prefix that is not cached.
+    if fired(FindingId::EfficiencyPrefixOff) && (ctx.slo_in_doubt(SloId::TtftP95) || prefill_heavy)
+    {
+        let mut r = rule(
+            RecId::EnablePrefixCaching,
+            [
+                doubtful(ctx, &[SloId::TtftP95], prefill_share.max(0.2)),
+                vec![(A::Efficiency, 1.0)],
+            ]
+            .concat(),
+            "Prefix caching is off, so every prompt is computed in full, the text every request shares included, while time to first token is in doubt.".to_string(),
+            Confidence::Medium,
+        );
+        r.evidence = vec![ctx.ev(
+            "lifetime hit rate gauge",
+            ctx.prefix_lifetime,
+            "",
+            &[Signal::PrefixHitRateLifetime],
+        )];
+        rules.push(r);
+    }
+
+    // Answers cut at max_tokens: users see it whatever the objectives.
+    if workload::truncated(ctx) {
+        let share = workload::length_share(ctx);
+        let util = s.workload.max_tokens_utilisation_pct;
+        let mut r = rule(
+            RecId::RaiseMaxTokens,
+            vec![(A::Quality, 1.0)],
+            format!(
                 "{} Answers are being cut off, which users see as truncated output.",
-                match (length_share, s.workload.max_tokens_utilisation_pct) {
-                    (Some(l), Some(u)) => format!("{l:.0} % of requests end on length and answers use {u:.0} % of max_tokens."),
+                match (share, util) {
+                    (Some(l), Some(u)) => format!(
+                        "{l:.0} % of requests end on length and answers use {u:.0} % of max_tokens."
+                    ),
                     (Some(l), None) => format!("{l:.0} % of requests end on length."),
                     (None, Some(u)) => format!("Answers use {u:.0} % of max_tokens on average."),
                     (None, None) => String::new(),
                 }
             ),
-            action: "Raise max_tokens in the client (or ask for shorter answers in the prompt); then expect decode time per request to grow.".into(),
-            confidence: Confidence::High,
-            caveat: "A deliberately low max_tokens (cost control, UI limits) is a product decision; then the figure is expected.",
-            evidence: vec![
-                ctx.ev("share ending on length", length_share, "%", &[Signal::FinishedRequests]),
-                ctx.ev("max_tokens used", s.workload.max_tokens_utilisation_pct, "%", &[Signal::RequestGenerationTokens, Signal::MaxTokens]),
-            ],
-            snippets: Vec::new(),
-        });
-    }
-    if let Some(hit) = s.efficiency.prefix_cache_hit_pct
-        && hit < 30.0
-    {
-        rules.push(Rule {
-            id: "standardise_prompt_prefix",
-            priority: 40,
-            title: "Standardise the prompt prefix".into(),
-            rationale: format!("Only {hit:.0} % of prompt tokens hit the prefix cache. Requests that begin with the same byte-identical text share cached KV blocks and skip that prefill."),
-            action: "Put the fixed part of the prompt (system prompt, tool definitions, examples) first and keep it byte-identical across requests; move timestamps, user names and retrieved text after it.".into(),
-            confidence: Confidence::Medium,
-            caveat: "If prompts genuinely share little text (unique documents), no ordering will raise the hit rate.",
-            evidence: vec![ctx.ev("prefix-cache hit rate", Some(hit), "%", &[Signal::PrefixHits, Signal::PrefixQueries])],
-            snippets: Vec::new(),
-        });
-    }
-    if ctx.has(Signal::KvUsage) && ctx.has(Signal::Waiting) {
-        let kv = name(ctx, Signal::KvUsage);
-        let waiting = name(ctx, Signal::Waiting);
-        rules.push(Rule {
-            id: "set_autoscaling_trigger",
-            priority: 50,
-            title: "Set the autoscaling trigger now: KV ≈ 60 % or waiting > 0".into(),
-            rationale: format!(
-                "KV usage peaked at {} and {} of {} windows had waiting requests. KV usage and waiting requests rise before latency does; GPU util and VRAM do not move with load.",
-                s.efficiency.kv_cache_pct.map_or("?".into(), |k| format!("{k:.1} %")),
-                waiting_windows.len(),
-                ctx.windows.len()
+            Confidence::High,
+        );
+        r.evidence = vec![
+            ctx.ev(
+                "share ending on length",
+                share,
+                "%",
+                &[Signal::FinishedRequests],
             ),
-            action: format!("Scale out when {kv} > 0.6 or {waiting} > 0 for a few minutes; the rule and trigger below use this server's metric names."),
-            confidence: Confidence::High,
-            caveat: "60 % leaves room for a new replica to start (model load takes minutes); with fast start-up a higher threshold wastes less.",
-            evidence: vec![
-                ctx.ev("KV cache max", s.efficiency.kv_cache_pct, "%", &[Signal::KvUsage]),
-                ctx.ev_at("windows with waiting > 0", Some(waiting_windows.len() as f64), "windows", &[Signal::Waiting], waiting_windows.clone()),
-            ],
-            snippets: vec![
-                Snippet {
-                    kind: "prometheus-rule".into(),
-                    text: format!(
-                        "groups:\n  - name: vllm-capacity\n    rules:\n      - alert: VllmKvCacheHigh\n        expr: max by (instance) ({kv}{model_sel}) > 0.6\n        for: 5m\n        labels: {{severity: warning}}\n        annotations: {{summary: \"vLLM KV cache above 60 % on {{{{ $labels.instance }}}}\"}}\n      - alert: VllmRequestsWaiting\n        expr: sum by (instance) ({waiting}{model_sel}) > 0\n        for: 2m\n        labels: {{severity: warning}}\n        annotations: {{summary: \"Requests waiting on {{{{ $labels.instance }}}}\"}}\n"
-                    ),
-                },
-                Snippet {
-                    kind: "keda".into(),
-                    text: format!(
-                        "# set serverAddress to your Prometheus (the in-cluster service URL)\ntriggers:\n  - type: prometheus\n    metadata:\n      serverAddress: ${{PROMETHEUS_URL}}\n      query: max({kv}{model_sel})\n      threshold: \"0.6\"\n  - type: prometheus\n    metadata:\n      serverAddress: ${{PROMETHEUS_URL}}\n      query: sum({waiting}{model_sel})\n      threshold: \"1\"\n"
-                    ),
-                },
-            ],
-        });
+            ctx.ev(
+                "max_tokens used",
+                util,
+                "%",
+                &[Signal::RequestGenerationTokens, Signal::MaxTokens],
+            ),
+        ];
+        rules.push(r);
     }
-    let vram = s.gpu.vram_used_pct;
-    if let (Some(v), Some(kv)) = (vram, s.efficiency.kv_cache_pct)
-        && v >= 80.0
-        && kv < 60.0
-    {
-        let queue = name(ctx, Signal::QueueTime);
-        rules.push(Rule {
-            id: "alert_on_queue_time_not_vram",
-            priority: 60,
-            title: "Alert on queue time, not on VRAM".into(),
-            rationale: format!("VRAM reads {v:.0} % used while the KV pool is only {kv:.1} % full: vLLM pre-allocates its memory, so a VRAM alert would fire all the time and say nothing about load."),
-            action: "Remove VRAM-based alerts for vLLM GPUs; alert on p95 queue time instead (rule below).".into(),
-            confidence: Confidence::High,
-            caveat: "VRAM still matters for capacity planning (what fits on the GPU), just not for alerting.",
-            evidence: vec![
-                ctx.ev("VRAM used max", Some(v), "%", &[Signal::FbUsed, Signal::FbFree]),
-                ctx.ev("KV cache max", Some(kv), "%", &[Signal::KvUsage]),
-            ],
-            snippets: vec![Snippet {
-                kind: "prometheus-rule".into(),
-                text: format!(
-                    "groups:\n  - name: vllm-latency\n    rules:\n      - alert: VllmQueueTimeHigh\n        expr: histogram_quantile(0.95, sum by (le, instance) (rate({queue}_bucket{model_sel}[5m]))) > 0.1\n        for: 5m\n        labels: {{severity: warning}}\n        annotations: {{summary: \"p95 queue time above 100 ms on {{{{ $labels.instance }}}}\"}}\n"
-                ),
-            }],
-        });
+
+    // The workload changed shape.
+    if let Some((a, b, at)) = workload::shape_change(ctx) {
+        let mut r = rule(
+            RecId::RevisitOnShapeChange,
+            vec![(A::Efficiency, 1.0)],
+            format!(
+                "Generated tokens per prompt token moved from {a:.2} to {b:.2} during the capture; settings tuned for one shape may not suit the other."
+            ),
+            Confidence::Medium,
+        );
+        r.evidence = vec![ctx.ev_at(
+            "generated ÷ prompt, second half vs first",
+            Some(b / a),
+            "×",
+            &[Signal::GenerationTokens, Signal::PromptTokens],
+            vec![at],
+        )];
+        rules.push(r);
     }
-    if let Some((a, b, at)) = halves(ctx)
-        && a > 0.0
-        && b > 0.0
-        && (a / b >= 2.0 || b / a >= 2.0)
-    {
-        rules.push(Rule {
-            id: "revisit_on_shape_change",
-            priority: 70,
-            title: "Revisit the tuning: the workload changed shape".into(),
-            rationale: format!("Generated tokens per prompt token moved from {a:.2} to {b:.2} during the capture; settings tuned for one shape may not suit the other."),
-            action: "Capture each traffic pattern separately and compare; alert when the generated/prompt ratio moves by more than 2×.".into(),
-            confidence: Confidence::Medium,
-            caveat: "A short capture can catch a burst that is not typical.",
-            evidence: vec![ctx.ev_at("generated ÷ prompt, second half vs first", Some(b / a), "×", &[Signal::GenerationTokens, Signal::PromptTokens], vec![at])],
-            snippets: Vec::new(),
-        });
-    }
-    if !waiting_windows.is_empty() && waiting_windows.len() * 2 >= ctx.windows.len() {
-        rules.push(Rule {
-            id: "move_to_kserve",
-            priority: 35,
-            title: "Add replicas behind an autoscaler (e.g. KServe)".into(),
-            rationale: format!("Requests waited in {} of {} windows: one server is not enough at peak.", waiting_windows.len(), ctx.windows.len()),
-            action: "Run vLLM under an autoscaler that adds replicas on the trigger above (KServe, or a Deployment with KEDA).".into(),
-            confidence: Confidence::Medium,
-            caveat: "If the peak is short and predictable, scheduled scaling or client-side rate limiting may be cheaper.",
-            evidence: vec![ctx.ev_at("windows with waiting > 0", Some(waiting_windows.len() as f64), "windows", &[Signal::Waiting], waiting_windows.clone())],
-            snippets: Vec::new(),
-        });
-    }
-    if prefill_heavy
-        && decode_share.is_some_and(|d| d >= 50.0)
-        && let (Some(p95), Some(p50)) = (s.latency.itl_p95_ms, s.latency.itl_p50_ms)
-        && p95 >= 2.0 * p50
-    {
-        rules.push(Rule {
-            id: "move_to_llm_d",
-            priority: 25,
-            title: "Separate prefill from decode (e.g. llm-d)".into(),
-            rationale: format!("Long prompts' prefill shares engine steps with running answers: inter-token latency p95 is {p95:.0} ms against a median of {p50:.0} ms, and decode is {:.0} % of engine time for short answers.", decode_share.unwrap_or(0.0)),
-            action: "First lower --max-num-batched-tokens (smaller prefill chunks per step); if that is not enough, run prefill and decode on separate workers (llm-d, or vLLM's disaggregated prefill).".into(),
-            confidence: Confidence::Medium,
-            caveat: "Smaller chunks raise time to first token; disaggregation needs more GPUs and a KV transfer path.",
-            evidence: vec![
-                ctx.ev("inter-token latency p95", Some(p95), "ms", &[Signal::InterTokenLatency]),
-                ctx.ev("inter-token latency p50", Some(p50), "ms", &[Signal::InterTokenLatency]),
-                ctx.ev("generated ÷ prompt tokens", s.workload.gen_to_prompt_ratio, "", &[Signal::GenerationTokens, Signal::PromptTokens]),
-            ],
-            snippets: Vec::new(),
-        });
-    } else if ctx.replicas >= 2
-        && let Some(hit) = s.efficiency.prefix_cache_hit_pct
-        && hit < 50.0
-        && s.workload.avg_prompt_tokens.is_some_and(|p| p >= 500.0)
-    {
-        rules.push(Rule {
-            id: "move_to_llm_d",
-            priority: 45,
-            title: "Route by prefix across replicas (e.g. llm-d)".into(),
-            rationale: format!("{} replicas share long prompts ({:.0} tokens on average) but hit the prefix cache only {hit:.0} % of the time: a request whose prefix is cached on one replica often lands on another.", ctx.replicas, s.workload.avg_prompt_tokens.unwrap_or(0.0)),
-            action: "Use prefix- or session-aware routing (llm-d's inference scheduler, or session affinity at the load balancer) so follow-up requests reach the replica that holds their prefix.".into(),
-            confidence: Confidence::Low,
-            caveat: "The tool cannot see how requests were routed; a low hit rate can also mean prompts share little text.",
-            evidence: vec![
-                ctx.ev("prefix-cache hit rate", Some(hit), "%", &[Signal::PrefixHits, Signal::PrefixQueries]),
-                ctx.ev("average prompt", s.workload.avg_prompt_tokens, "tokens", &[Signal::RequestPromptTokens]),
-            ],
-            snippets: Vec::new(),
-        });
-    }
-    if s.efficiency.preemptions_per_min.is_some_and(|p| p > 0.0) {
-        rules.push(Rule {
-            id: "tune_for_preemptions",
-            priority: 10,
-            title: "Stop the preemptions: --max-num-seqs / --gpu-memory-utilization".into(),
-            rationale: format!("{:.1} preemptions per minute: the KV pool runs out and running requests are evicted and recomputed.", s.efficiency.preemptions_per_min.unwrap_or(0.0)),
-            action: "Lower --max-num-seqs so admitted requests fit the pool, or raise --gpu-memory-utilization (or add GPUs / tensor parallelism) to enlarge it.".into(),
-            confidence: Confidence::High,
-            caveat: "Lowering --max-num-seqs moves the wait from the engine to the queue; it trades throughput for predictability.",
-            evidence: vec![
-                ctx.ev("preemptions", s.efficiency.preemptions_per_min, "per min", &[Signal::Preemptions]),
-                ctx.ev("KV cache max", s.efficiency.kv_cache_pct, "%", &[Signal::KvUsage]),
-            ],
-            snippets: Vec::new(),
-        });
-    }
-    // SLO failures make their rules more urgent.
-    for r in &mut rules {
-        let urgent = match r.id {
-            "quantize_before_buying" => slo(slos, "itl_p95") == Some(SloStatus::Fail),
-            "move_to_kserve" | "set_autoscaling_trigger" => {
-                slo(slos, "queue_at_concurrency") == Some(SloStatus::Fail)
-                    || slo(slos, "ttft_p95") == Some(SloStatus::Fail)
+
+    // Rank: expected effect on what fails, then confidence, then id.
+    let facts = Facts::of(ctx);
+    let mut ranked: Vec<(f64, Rule)> = rules
+        .into_iter()
+        .filter_map(|mut r| {
+            r.effect
+                .retain(|(a, share)| *share > 0.0 && weight(ctx, *a) > 0.0);
+            if r.effect.is_empty() {
+                return None;
             }
-            _ => false,
-        };
-        if urgent {
-            r.priority = r.priority.saturating_sub(25);
-        }
-    }
-    rules.sort_by_key(|r| (r.priority, r.id));
-    rules
+            let addresses: Vec<A> = r.effect.iter().map(|(a, _)| *a).collect();
+            let action = prose::fill(prose::rec(r.id).action, &r.vars);
+            if contradiction(&facts, r.id, &addresses, &action).is_some() {
+                return None;
+            }
+            let score: f64 = r
+                .effect
+                .iter()
+                .map(|(a, share)| weight(ctx, *a) * share)
+                .sum::<f64>()
+                * confidence_factor(r.confidence);
+            Some((score, r))
+        })
+        .collect();
+    ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.id.cmp(&b.1.id)));
+    ranked
         .into_iter()
         .enumerate()
-        .map(|(i, r)| Recommendation {
-            id: r.id.to_string(),
-            rank: i as u32 + 1,
-            title: r.title,
-            rationale: r.rationale,
-            action: r.action,
-            confidence: r.confidence,
-            caveat: r.caveat.to_string(),
-            evidence: r.evidence,
-            snippets: r.snippets,
+        .map(|(i, (_, r))| {
+            let text = prose::rec(r.id);
+            let mut addresses: Vec<A> = Vec::new();
+            let mut effect = r.effect.clone();
+            effect.sort_by(|a, b| (weight(ctx, b.0) * b.1).total_cmp(&(weight(ctx, a.0) * a.1)));
+            for (a, _) in effect {
+                if !addresses.contains(&a) {
+                    addresses.push(a);
+                }
+            }
+            Recommendation {
+                id: r.id,
+                addresses,
+                rank: i as u32 + 1,
+                title: text.title.to_string(),
+                rationale: r.rationale,
+                action: prose::fill(text.action, &r.vars),
+                confidence: r.confidence,
+                caveat: prose::fill(text.caveat, &r.vars),
+                evidence: r.evidence,
+                snippets: r.snippets,
+            }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(ttft: SloStatus, queue: SloStatus) -> Facts {
+        Facts {
+            slo: [
+                Some(ttft),
+                Some(SloStatus::Pass),
+                Some(queue),
+                Some(SloStatus::Pass),
+            ],
+            kv_max: Some(10.0),
+            preempting: false,
+            queued: false,
+        }
+    }
+
+    #[test]
+    fn c1_an_objective_that_passes_is_not_addressed() {
+        let f = facts(SloStatus::Pass, SloStatus::Pass);
+        assert!(contradiction(&f, RecId::SpeedUpPrefill, &[A::TtftP95], "").is_some());
+        let f = facts(SloStatus::CannotTell, SloStatus::Pass);
+        assert!(contradiction(&f, RecId::SpeedUpPrefill, &[A::TtftP95], "").is_none());
+        assert!(contradiction(&f, RecId::RaiseMaxTokens, &[A::Quality], "").is_none());
+    }
+
+    #[test]
+    fn c2_no_advice_against_prefill_while_ttft_is_in_doubt() {
+        for ttft in [SloStatus::Fail, SloStatus::CannotTell] {
+            let f = facts(ttft, SloStatus::Pass);
+            assert!(contradiction(&f, RecId::StopOptimisingPrefill, &[], "").is_some());
+        }
+        let f = facts(SloStatus::Pass, SloStatus::Pass);
+        assert!(contradiction(&f, RecId::StopOptimisingPrefill, &[], "").is_none());
+    }
+
+    #[test]
+    fn c3_no_more_sequences_while_the_kv_cache_caps_them() {
+        let mut f = facts(SloStatus::Fail, SloStatus::Fail);
+        assert!(contradiction(&f, RecId::RaiseMaxNumSeqs, &[], "").is_none());
+        f.kv_max = Some(95.0);
+        assert!(contradiction(&f, RecId::RaiseMaxNumSeqs, &[], "").is_some());
+        f.kv_max = Some(10.0);
+        f.preempting = true;
+        assert!(contradiction(&f, RecId::RaiseMaxNumSeqs, &[], "").is_some());
+    }
+
+    #[test]
+    fn c4_no_capacity_without_pressure() {
+        let mut f = facts(SloStatus::Pass, SloStatus::Pass);
+        for id in [RecId::MoveToKserve, RecId::SetAutoscalingTrigger] {
+            assert!(contradiction(&f, id, &[A::Capacity], "").is_some());
+        }
+        f.queued = true;
+        assert!(contradiction(&f, RecId::MoveToKserve, &[A::Capacity], "").is_none());
+        f.queued = false;
+        f.kv_max = Some(70.0);
+        assert!(contradiction(&f, RecId::SetAutoscalingTrigger, &[A::Capacity], "").is_none());
+    }
+
+    #[test]
+    fn c5_no_smaller_prefill_chunks_while_ttft_is_in_doubt() {
+        let action = "Lower --max-num-batched-tokens (smaller prefill chunks per step).";
+        let f = facts(SloStatus::Fail, SloStatus::Pass);
+        assert!(contradiction(&f, RecId::MoveToLlmD, &[], action).is_some());
+        let f = facts(SloStatus::Pass, SloStatus::Pass);
+        assert!(contradiction(&f, RecId::MoveToLlmD, &[], action).is_none());
+    }
+
+    #[test]
+    fn c6_no_fewer_sequences_while_queueing_or_ttft_is_in_doubt() {
+        let action =
+            "Give the KV cache more room. Or lower --max-num-seqs so admitted requests fit.";
+        for (ttft, queue) in [
+            (SloStatus::Fail, SloStatus::Pass),
+            (SloStatus::Pass, SloStatus::Fail),
+        ] {
+            let f = facts(ttft, queue);
+            assert!(contradiction(&f, RecId::TunePreemptions, &[], action).is_some());
+        }
+        let f = facts(SloStatus::Pass, SloStatus::Pass);
+        assert!(contradiction(&f, RecId::TunePreemptions, &[], action).is_none());
+        assert!(!lowers("Raise --max-num-seqs to 16.", "--max-num-seqs"));
+    }
 }

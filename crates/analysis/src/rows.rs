@@ -8,7 +8,11 @@ use vllm_lens_catalog::Signal;
 use vllm_lens_query::HistWindow;
 
 use crate::inputs::{GpuInputs, Inputs};
-use crate::model::{Efficiency, Gpu, Latency, Memory, Outcomes, Workload};
+use crate::model::{Bounds, Efficiency, Gpu, Latency, LatencyBounds, Memory, Outcomes, Workload};
+
+/// The API server's completion handlers (client disconnects are counted
+/// on these).
+pub(crate) const COMPLETION_HANDLERS: [&str; 2] = ["/v1/completions", "/v1/chat/completions"];
 
 /// Finished-request reasons in display order.
 pub(crate) const REASONS: [&str; 5] = ["stop", "length", "abort", "error", "repetition"];
@@ -23,6 +27,14 @@ fn avg(i: &Inputs, s: Signal) -> Option<f64> {
 
 fn quantile(i: &Inputs, s: Signal, q: f64) -> Option<f64> {
     i.hists.get(&s).and_then(|h| h.quantile(q)).map(|x| x.value)
+}
+
+/// The bucket a quantile lies in, ms.
+fn bucket(i: &Inputs, s: Signal, q: f64) -> Option<Bounds> {
+    i.hists.get(&s).and_then(|h| h.quantile(q)).map(|x| Bounds {
+        low: x.lower * 1000.0,
+        high: x.upper.is_finite().then_some(x.upper * 1000.0),
+    })
 }
 
 fn rate(i: &Inputs, s: Signal) -> Option<f64> {
@@ -64,6 +76,14 @@ pub(crate) fn latency(i: &Inputs) -> Latency {
         itl_p95_ms: ms(quantile(i, Signal::InterTokenLatency, 0.95)),
         itl_p99_ms: ms(quantile(i, Signal::InterTokenLatency, 0.99)),
         decode_share_pct: decode_share,
+        bounds: LatencyBounds {
+            ttft_p50_ms: bucket(i, Signal::Ttft, 0.5),
+            ttft_p95_ms: bucket(i, Signal::Ttft, 0.95),
+            ttft_p99_ms: bucket(i, Signal::Ttft, 0.99),
+            itl_p50_ms: bucket(i, Signal::InterTokenLatency, 0.5),
+            itl_p95_ms: bucket(i, Signal::InterTokenLatency, 0.95),
+            itl_p99_ms: bucket(i, Signal::InterTokenLatency, 0.99),
+        },
     }
 }
 
@@ -164,7 +184,33 @@ pub(crate) fn outcomes(i: &Inputs) -> Outcomes {
         .map(|(_, x)| x.increase)
         .sum::<f64>()
         + 0.0;
+    // Client disconnects: 2xx on the completion handlers that never
+    // finished in the engine.
+    let completions_2xx: Option<(f64, f64)> = {
+        let mut found = None;
+        for ((handler, status), x) in &i.http_handler {
+            if status == "2xx" && COMPLETION_HANDLERS.contains(&handler.as_str()) {
+                let slot = found.get_or_insert((0.0, 0i64));
+                slot.0 += x.increase;
+                slot.1 = slot.1.max(x.covered_ms);
+            }
+        }
+        found.map(|(n, ms)| (n, ms as f64))
+    };
+    let finished = (!i.reasons.is_empty())
+        .then_some(total)
+        .or_else(|| increase(i, Signal::FinishedRequests));
+    let disconnects = match (completions_2xx, finished) {
+        (Some((ok, _)), Some(done)) => Some((ok - done).max(0.0)),
+        _ => None,
+    };
+    let disconnects_per_min = match (disconnects, completions_2xx) {
+        (Some(d), Some((_, ms))) if ms > 0.0 => Some(d * 60_000.0 / ms),
+        _ => None,
+    };
     Outcomes {
+        client_disconnects_per_min: disconnects_per_min,
+        client_disconnects: disconnects,
         completions_per_min: completions,
         error_abort_pct,
         stop_to_length_ratio: stop_to_length,

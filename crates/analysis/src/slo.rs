@@ -1,142 +1,556 @@
-//! The SLO scorecard: four verdicts with their value, threshold, headroom
-//! and the windows that missed.
+//! The SLO scorecard: four verdicts, each proven by the data or said to be
+//! undecidable.
+//!
+//! - **Quantile objectives** (TTFT p95, inter-token p95) are judged from
+//!   bucket edges only ([`vllm_lens_query::Buckets::prove`]): `pass` when
+//!   the share of observations at or below the largest edge at or below the
+//!   objective reaches 95 %, `fail` when the share at or below the smallest
+//!   edge at or above it falls short, `cannot_tell` otherwise. Edges come
+//!   from the data (they differ by release and can be configured). Per-window
+//!   breaches follow the same rule.
+//! - **Queueing** ("at N requests in flight, nothing waits") is judged from
+//!   [`crate::queue`].
+//! - **Errors + aborts** is a ratio of counts.
+//!
+//! A failing objective is decomposed into its parts (means only: TTFT is
+//! observed at the first token, queue and prefill when the request ends).
 
-use crate::analyses::FleetWindow;
-use crate::model::{Efficiency, Latency, Row, SloResult, SloStatus, SloThresholds, Summary};
+use vllm_lens_catalog::{Catalogue, Signal};
+use vllm_lens_query::{HistWindow, Verdict};
 
-fn verdict(value: Option<f64>, threshold: f64) -> SloStatus {
-    match value {
-        None => SloStatus::NotExercised,
-        Some(v) if v < threshold => SloStatus::Pass,
-        Some(_) => SloStatus::Fail,
-    }
+use crate::inputs::{GpuInputs, Inputs, gpu_over_time, over_time};
+use crate::model::{Bounds, Evidence, SloResult, SloStatus, SloThresholds};
+use crate::queue::QueueReport;
+use crate::rows;
+use crate::text::{bucket_text, ms_text, num, plural};
+use crate::{SloId, analyses::round};
+
+/// What the scorecard reads.
+pub(crate) struct SloInput<'a> {
+    pub thresholds: &'a SloThresholds,
+    pub catalogue: &'a Catalogue,
+    /// The fleet over the whole capture.
+    pub whole: &'a Inputs,
+    /// The fleet per window.
+    pub windows: &'a [Inputs],
+    /// The fleet's GPUs per window (empty without DCGM).
+    pub gpu_windows: &'a [GpuInputs],
+    /// Window starts, ms.
+    pub starts: &'a [i64],
+    pub queue: &'a QueueReport,
 }
 
-#[allow(clippy::too_many_arguments)]
-fn result(
-    id: &str,
-    title: String,
-    value: Option<f64>,
-    threshold: f64,
-    unit: &str,
-    status: SloStatus,
-    failing: Vec<i64>,
-    explanation: String,
-) -> SloResult {
-    SloResult {
-        id: id.to_string(),
-        title,
-        status,
-        value: value.map(crate::analyses::round),
-        threshold,
-        headroom: value.map(|v| crate::analyses::round(threshold - v)),
+fn names(cat: &Catalogue, signals: &[Signal]) -> Vec<String> {
+    signals
+        .iter()
+        .flat_map(|s| cat.get(*s).used.iter().map(|n| n.to_string()))
+        .collect()
+}
+
+fn ev(cat: &Catalogue, label: &str, value: Option<f64>, unit: &str, s: &[Signal]) -> Evidence {
+    Evidence {
+        label: label.to_string(),
+        value: value.map(round),
         unit: unit.to_string(),
-        failing_windows: failing,
-        explanation,
+        metrics: names(cat, s),
+        windows: Vec::new(),
     }
 }
 
 /// Judges the four SLOs.
-pub(crate) fn scorecard(
-    t: &SloThresholds,
-    summary: &Summary,
-    fleet: &[FleetWindow],
-    latency_rows: &[Row<Latency>],
-    efficiency_rows: &[Row<Efficiency>],
-) -> Vec<SloResult> {
-    let mut out = Vec::new();
-    let failing = |f: &dyn Fn(&FleetWindow) -> Option<f64>, thr: f64| -> Vec<i64> {
-        fleet
-            .iter()
-            .filter(|w| f(w).is_some_and(|v| v >= thr))
-            .map(|w| w.start_ms)
-            .collect()
-    };
-    let v = summary.latency.ttft_p95_ms;
-    out.push(result(
-        "ttft_p95",
-        format!("Time to first token p95 < {} ms", t.ttft_p95_ms),
-        v,
-        t.ttft_p95_ms,
-        "ms",
-        verdict(v, t.ttft_p95_ms),
-        failing(&|w| w.latency.ttft_p95_ms, t.ttft_p95_ms),
-        "p95 of vllm:time_to_first_token_seconds over the whole capture (histogram_quantile on the summed bucket increases); failing windows are those whose own p95 reached the threshold.".into(),
-    ));
-    let v = summary.latency.itl_p95_ms;
-    out.push(result(
-        "itl_p95",
-        format!("Inter-token latency p95 < {} ms", t.itl_p95_ms),
-        v,
-        t.itl_p95_ms,
-        "ms",
-        verdict(v, t.itl_p95_ms),
-        failing(&|w| w.latency.itl_p95_ms, t.itl_p95_ms),
-        "p95 of the inter-token latency histogram over the whole capture; failing windows are those whose own p95 reached the threshold.".into(),
-    ));
-    // Zero queueing at the stated concurrency, judged per replica.
-    let mut exercised: Vec<(i64, f64, f64)> = Vec::new();
-    for (l, e) in latency_rows.iter().zip(efficiency_rows) {
-        if l.key.replica == "fleet" {
-            continue;
-        }
-        if e.fields.running.is_some_and(|r| r >= t.queue_concurrency) {
-            exercised.push((
-                e.key.window_start_ms,
-                e.fields.waiting.unwrap_or(0.0),
-                l.fields.queue_ms.unwrap_or(0.0),
-            ));
+pub(crate) fn scorecard(i: &SloInput<'_>) -> Vec<SloResult> {
+    let t = i.thresholds;
+    vec![
+        quantile(
+            i,
+            SloId::TtftP95,
+            Signal::Ttft,
+            t.ttft_p95_ms,
+            "Time to first token",
+            "requests",
+        ),
+        quantile(
+            i,
+            SloId::ItlP95,
+            Signal::InterTokenLatency,
+            t.itl_p95_ms,
+            "Inter-token latency",
+            "tokens",
+        ),
+        queue(i),
+        errors(i),
+    ]
+}
+
+fn bounds(h: &HistWindow, q: f64) -> Option<Bounds> {
+    h.quantile(q).map(|x| Bounds {
+        low: x.lower * 1000.0,
+        high: x.upper.is_finite().then_some(x.upper * 1000.0),
+    })
+}
+
+fn quantile(
+    i: &SloInput<'_>,
+    id: SloId,
+    signal: Signal,
+    objective: f64,
+    what: &str,
+    observations: &str,
+) -> SloResult {
+    let title = format!("{what} p95 ≤ {}", ms_text(objective));
+    let h = i.whole.hists.get(&signal);
+    let proof = h.and_then(|h| h.buckets.prove(0.95, objective / 1000.0));
+    let value = h.and_then(|h| h.quantile(0.95)).map(|q| q.value * 1000.0);
+    let b = h.and_then(|h| bounds(h, 0.95));
+    let mut failing = Vec::new();
+    let mut undecided = Vec::new();
+    for (w, inputs) in i.windows.iter().enumerate() {
+        if let Some(p) = inputs
+            .hists
+            .get(&signal)
+            .and_then(|h| h.buckets.prove(0.95, objective / 1000.0))
+        {
+            match p.verdict {
+                Verdict::Beyond => failing.push(i.starts[w]),
+                Verdict::Undecided => undecided.push(i.starts[w]),
+                Verdict::Within => {}
+            }
         }
     }
-    let (status, value, failing_windows) = if exercised.is_empty() {
-        (SloStatus::NotExercised, None, Vec::new())
-    } else {
-        let failing: Vec<i64> = exercised
-            .iter()
-            .filter(|(_, waiting, queue)| *waiting > 0.0 || *queue >= t.queue_negligible_ms)
-            .map(|x| x.0)
-            .collect();
-        let worst = exercised.iter().map(|x| x.2).fold(0.0, f64::max);
-        (
-            if failing.is_empty() {
-                SloStatus::Pass
-            } else {
-                SloStatus::Fail
-            },
-            Some(worst),
-            failing,
-        )
+    let Some(proof) = proof else {
+        let why = if i.catalogue.get(signal).is_missing() {
+            format!("{} is not in the capture.", signal.info().title)
+        } else if h.is_some_and(|h| h.count > 0.0) {
+            "Its instances have different bucket layouts, which are never summed, so no quantile can be read.".to_string()
+        } else {
+            format!("No {observations} were observed.")
+        };
+        return SloResult {
+            id,
+            title,
+            status: SloStatus::NotExercised,
+            value: None,
+            threshold: objective,
+            headroom: None,
+            unit: "ms".into(),
+            bounds: None,
+            admission_cap: None,
+            queueing_starts_at: None,
+            failing_windows: Vec::new(),
+            cannot_tell_windows: Vec::new(),
+            excluded_windows: Vec::new(),
+            breakdown: Vec::new(),
+            explanation: why,
+        };
     };
-    let mut failing_windows = failing_windows;
-    failing_windows.sort_unstable();
-    failing_windows.dedup();
-    let mut q = result(
-        "queue_at_concurrency",
-        format!("No queueing at {} concurrent requests", t.queue_concurrency),
-        value,
-        t.queue_negligible_ms,
-        "ms",
-        status,
-        failing_windows,
+    let status = match proof.verdict {
+        Verdict::Within => SloStatus::Pass,
+        Verdict::Beyond => SloStatus::Fail,
+        Verdict::Undecided => SloStatus::CannotTell,
+    };
+    let headroom = match (proof.verdict, b) {
+        (Verdict::Within, Some(Bounds { high: Some(h), .. })) => Some(objective - h),
+        (Verdict::Beyond, Some(b)) => Some(objective - b.low),
+        _ => None,
+    };
+    let pct = |x: f64| format!("{} %", num(100.0 * x));
+    let below = proof.edge_below.map_or(String::new(), |e| {
         format!(
-            "In every window where a replica ran at least {} requests at once, no request waited (num_requests_waiting = 0) and the average queue time stayed under {} ms. Value: the worst average queue time among those windows. Not exercised when the capture never reached that concurrency.",
-            t.queue_concurrency, t.queue_negligible_ms
+            "{} of {observations} within {}",
+            pct(proof.share_below),
+            ms_text(e * 1000.0)
+        )
+    });
+    let above = if proof.edge_above.is_finite() {
+        format!(
+            "{} within {}",
+            pct(proof.share_above),
+            ms_text(proof.edge_above * 1000.0)
+        )
+    } else {
+        String::new()
+    };
+    let shares = [below, above]
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let where_ = b.map_or(String::new(), |b| {
+        bucket_text(b.low, b.high.unwrap_or(f64::INFINITY))
+    });
+    let verdict = match proof.verdict {
+        Verdict::Within if proof.on_edge => format!(
+            "the objective is a bucket edge, so the buckets prove the p95 is at most {}",
+            ms_text(objective)
+        ),
+        Verdict::Within => format!(
+            "the buckets prove the p95 is at most {}",
+            ms_text(objective)
+        ),
+        Verdict::Beyond => format!(
+            "the buckets prove the p95 is above {}{}",
+            ms_text(objective),
+            b.filter(|b| b.low > 0.0).map_or(String::new(), |b| format!(
+                ", over {}× the objective",
+                num((b.low / objective).max(1.0))
+            ))
+        ),
+        Verdict::Undecided => format!(
+            "the objective ({}) lies inside the bucket that holds the p95, so the buckets cannot tell; a bucket edge at {} (vLLM 0.32+ can set custom buckets) would decide it",
+            ms_text(objective),
+            ms_text(objective)
+        ),
+    };
+    let explanation = format!(
+        "p95 of {} over the whole capture, judged from bucket edges only (Prometheus' interpolated value, {}, is a guess inside the bucket): {shares}. The p95 lies {where_}; {verdict}. Windows: {} proven over, {} undecided.",
+        names(i.catalogue, &[signal]).join(", "),
+        value.map_or("none".into(), |v| format!("{} ms", num(v))),
+        failing.len(),
+        undecided.len()
+    );
+    let breakdown = if status == SloStatus::Fail || status == SloStatus::CannotTell {
+        let pick: Vec<usize> = if failing.is_empty() {
+            (0..i.windows.len()).collect()
+        } else {
+            i.starts
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| failing.contains(s))
+                .map(|(w, _)| w)
+                .collect()
+        };
+        match id {
+            SloId::TtftP95 => ttft_parts(i, &pick),
+            _ => itl_parts(i, &pick),
+        }
+    } else {
+        Vec::new()
+    };
+    SloResult {
+        id,
+        title,
+        status,
+        value: value.map(round),
+        threshold: objective,
+        headroom: headroom.map(round),
+        unit: "ms".into(),
+        bounds: b,
+        admission_cap: None,
+        queueing_starts_at: None,
+        failing_windows: failing,
+        cannot_tell_windows: undecided,
+        excluded_windows: Vec::new(),
+        breakdown,
+        explanation,
+    }
+}
+
+fn over(i: &SloInput<'_>, pick: &[usize]) -> (Inputs, Option<GpuInputs>) {
+    let chosen: Vec<Inputs> = pick.iter().map(|&w| i.windows[w].clone()).collect();
+    let gpu = (!i.gpu_windows.is_empty()).then(|| {
+        let g: Vec<GpuInputs> = pick.iter().map(|&w| i.gpu_windows[w].clone()).collect();
+        gpu_over_time(&g)
+    });
+    (over_time(&chosen), gpu)
+}
+
+fn scope_label(i: &SloInput<'_>, pick: &[usize]) -> String {
+    if pick.len() == i.windows.len() {
+        "whole capture".into()
+    } else {
+        format!("{} proven over", plural(pick.len(), "window", "windows"))
+    }
+}
+
+/// TTFT: frontend, queue and prefill (means).
+fn ttft_parts(i: &SloInput<'_>, pick: &[usize]) -> Vec<Evidence> {
+    let (inputs, _) = over(i, pick);
+    let l = rows::latency(&inputs);
+    let cat = i.catalogue;
+    let scope = scope_label(i, pick);
+    let mut parts = Vec::new();
+    if let (Some(ttft), Some(q), Some(p)) = (l.ttft_ms, l.queue_ms, l.prefill_ms) {
+        parts.push(ev(cat, "queue (mean)", Some(q), "ms", &[Signal::QueueTime]));
+        parts.push(ev(
+            cat,
+            "prefill (mean)",
+            Some(p),
+            "ms",
+            &[Signal::PrefillTime],
+        ));
+        // TTFT is observed at the first token, queue and prefill when the
+        // request ends: where the two counts differ (long requests at the
+        // capture's edges), the rest is not only the API server.
+        let count = |s: Signal| inputs.hists.get(&s).map(|h| h.count);
+        let (first, ended) = (count(Signal::Ttft), count(Signal::QueueTime));
+        let apart =
+            matches!((first, ended), (Some(a), Some(b)) if b > 0.0 && (a - b).abs() > 0.1 * b);
+        let label = if apart {
+            format!(
+                "rest: TTFT − queue − prefill (mean; TTFT counts {} requests, queue and prefill {} finished ones, so this is not only API-server time)",
+                num(first.unwrap_or_default()),
+                num(ended.unwrap_or_default())
+            )
+        } else {
+            "frontend: TTFT − queue − prefill (mean)".to_string()
+        };
+        parts.push(ev(
+            cat,
+            &label,
+            Some((ttft - q - p).max(0.0)),
+            "ms",
+            &[Signal::Ttft, Signal::QueueTime, Signal::PrefillTime],
+        ));
+        parts.sort_by(|a, b| b.value.unwrap_or(0.0).total_cmp(&a.value.unwrap_or(0.0)));
+    }
+    parts.insert(
+        0,
+        ev(
+            cat,
+            &format!("TTFT (mean, {scope})"),
+            l.ttft_ms,
+            "ms",
+            &[Signal::Ttft],
         ),
     );
-    if status == SloStatus::NotExercised {
-        q.headroom = None;
+    parts
+}
+
+/// Inter-token latency: the step time against the batch and the GPU.
+fn itl_parts(i: &SloInput<'_>, pick: &[usize]) -> Vec<Evidence> {
+    let (inputs, gpu) = over(i, pick);
+    let l = rows::latency(&inputs);
+    let e = rows::efficiency(&inputs);
+    let g = gpu.as_ref().map(rows::gpu).unwrap_or_default();
+    let cat = i.catalogue;
+    let scope = scope_label(i, pick);
+    vec![
+        ev(
+            cat,
+            &format!("inter-token latency (mean, {scope})"),
+            l.inter_token_ms,
+            "ms",
+            &[Signal::InterTokenLatency],
+        ),
+        ev(
+            cat,
+            "inter-token latency p50 (whole capture)",
+            l.itl_p50_ms,
+            "ms",
+            &[Signal::InterTokenLatency],
+        ),
+        ev(
+            cat,
+            "running requests (mean): the batch each step serves",
+            e.running_avg,
+            "requests",
+            &[Signal::Running],
+        ),
+        ev(
+            cat,
+            "tokens per engine step (mean)",
+            e.tokens_per_iteration,
+            "tokens",
+            &[Signal::IterationTokens],
+        ),
+        ev(
+            cat,
+            "DRAM active (mean)",
+            g.dram_active_pct_avg,
+            "%",
+            &[Signal::DramActive],
+        ),
+        ev(
+            cat,
+            "tensor active (mean)",
+            g.tensor_active_pct_avg,
+            "%",
+            &[Signal::TensorActive],
+        ),
+    ]
+}
+
+fn queue(i: &SloInput<'_>) -> SloResult {
+    let n = i.thresholds.queue_concurrency;
+    let q = i.queue;
+    let title = format!("No queueing at {} requests in flight", num(n));
+    let start = q.queueing_starts_at();
+    let cap = q.admission_cap();
+    let peak = q.peak_in_flight();
+    let low = q.queued_at_or_below(n);
+    let excluded: Vec<i64> = q.excluded.iter().map(|&w| i.starts[w]).collect();
+    let excluded_text = if excluded.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " {} left out (warm-up or restart).",
+            plural(excluded.len(), "window is", "windows are")
+        )
+    };
+    let status = if !q.measured {
+        SloStatus::NotExercised
+    } else if !low.is_empty() || cap.is_some_and(|c| c < n) {
+        SloStatus::Fail
+    } else if peak.is_some_and(|p| p >= n) {
+        SloStatus::Pass
+    } else {
+        SloStatus::NotExercised
+    };
+    let value = start.or(q.peak_without_queueing());
+    let headroom = match (status, start) {
+        (SloStatus::NotExercised, _) => None,
+        (_, Some(s)) => Some(s - 1.0 - n),
+        (_, None) => peak.map(|p| p - n),
+    };
+    let mut failing: Vec<i64> = low
+        .iter()
+        .filter_map(|(_, x)| i.starts.iter().rev().find(|s| **s <= x.time_ms).copied())
+        .collect();
+    if cap.is_some_and(|c| c < n) {
+        failing.extend(q.queued_windows().iter().map(|&w| i.starts[w]));
     }
-    out.push(q);
-    let v = summary.outcomes.error_abort_pct;
-    out.push(result(
-        "error_abort_rate",
-        format!("Errors + aborts < {} % of finished requests", t.error_abort_pct),
-        v,
-        t.error_abort_pct,
-        "%",
-        verdict(v, t.error_abort_pct),
-        failing(&|w| w.outcomes.error_abort_pct, t.error_abort_pct),
-        "(finished_reason error + abort) ÷ all finished requests over the whole capture. Client disconnects are not counted by V1 (see Outcomes).".into(),
-    ));
-    out
+    failing.sort_unstable();
+    failing.dedup();
+    let waiting = q.waiting_metric.clone().unwrap_or("waiting".into());
+    let explanation = if !q.measured {
+        "Running and waiting requests are not both exported, so requests in flight cannot be counted.".to_string()
+    } else {
+        let seen = match (start, cap) {
+            (Some(s), Some(c)) => format!(
+                "Queueing was seen from {} requests in flight; at most {} ran at once while others waited (the admission cap: --max-num-seqs, or the KV cache when it fills first).",
+                num(s),
+                num(c)
+            ),
+            (Some(s), None) => format!("Queueing was seen from {} requests in flight.", num(s)),
+            _ => format!(
+                "Nothing queued; at most {} requests were in flight on a replica.",
+                peak.map_or("?".into(), num)
+            ),
+        };
+        let verdict = match status {
+            SloStatus::Pass => format!(
+                "{} requests in flight were admitted without waiting.",
+                num(n)
+            ),
+            SloStatus::Fail if !low.is_empty() => {
+                format!("Requests queued with {} or fewer in flight.", num(n))
+            }
+            SloStatus::Fail => format!(
+                "The server runs at most {} at once, fewer than {}.",
+                cap.map_or("?".into(), num),
+                num(n)
+            ),
+            _ => format!(
+                "The capture never had {} requests in flight on a replica, so the objective was not put to the test.",
+                num(n)
+            ),
+        };
+        format!(
+            "In flight = running + waiting per replica at each scrape. Queued: {waiting} above zero on two consecutive scrapes, or a window's mean queue time at {} ms or more (charged to the requests in flight over one request's life, since vLLM records queue time at the end). {seen} {verdict}{excluded_text}",
+            num(i.thresholds.queue_negligible_ms)
+        )
+    };
+    SloResult {
+        id: SloId::QueueAtConcurrency,
+        title,
+        status,
+        value,
+        threshold: n,
+        headroom,
+        unit: "requests".into(),
+        bounds: None,
+        admission_cap: cap,
+        queueing_starts_at: start,
+        failing_windows: failing,
+        cannot_tell_windows: Vec::new(),
+        excluded_windows: excluded,
+        breakdown: Vec::new(),
+        explanation,
+    }
+}
+
+fn errors(i: &SloInput<'_>) -> SloResult {
+    let t = i.thresholds.error_abort_pct;
+    let whole = rows::outcomes(i.whole);
+    let v = whole.error_abort_pct;
+    let status = match v {
+        None => SloStatus::NotExercised,
+        Some(v) if v < t => SloStatus::Pass,
+        Some(_) => SloStatus::Fail,
+    };
+    let mut failing = Vec::new();
+    for (w, inputs) in i.windows.iter().enumerate() {
+        if rows::outcomes(inputs)
+            .error_abort_pct
+            .is_some_and(|x| x >= t)
+        {
+            failing.push(w);
+        }
+    }
+    let breakdown = if status == SloStatus::Fail {
+        let pick = if failing.is_empty() {
+            (0..i.windows.len()).collect()
+        } else {
+            failing.clone()
+        };
+        let (inputs, _) = over(i, &pick);
+        let count = |r: &str| inputs.reasons.get(r).map(|x| x.increase);
+        let status = |s: &str| inputs.http_status.get(s).map(|x| x.increase);
+        let scope = scope_label(i, &pick);
+        let cat = i.catalogue;
+        let mut parts = vec![
+            ev(
+                cat,
+                &format!("finished_reason=error ({scope})"),
+                count("error"),
+                "requests",
+                &[Signal::FinishedRequests],
+            ),
+            ev(
+                cat,
+                &format!("finished_reason=abort ({scope})"),
+                count("abort"),
+                "requests",
+                &[Signal::FinishedRequests],
+            ),
+        ];
+        parts.sort_by(|a, b| b.value.unwrap_or(0.0).total_cmp(&a.value.unwrap_or(0.0)));
+        parts.push(ev(
+            cat,
+            &format!("HTTP 4xx ({scope})"),
+            status("4xx"),
+            "requests",
+            &[Signal::HttpRequests],
+        ));
+        parts.push(ev(
+            cat,
+            &format!("HTTP 5xx ({scope})"),
+            status("5xx"),
+            "requests",
+            &[Signal::HttpRequests],
+        ));
+        parts
+    } else {
+        Vec::new()
+    };
+    SloResult {
+        id: SloId::ErrorAbortRate,
+        title: format!("Errors + aborts < {} % of finished requests", num(t)),
+        status,
+        value: v.map(round),
+        threshold: t,
+        headroom: v.map(|v| round(t - v)),
+        unit: "%".into(),
+        bounds: None,
+        admission_cap: None,
+        queueing_starts_at: None,
+        failing_windows: failing.iter().map(|&w| i.starts[w]).collect(),
+        cannot_tell_windows: Vec::new(),
+        excluded_windows: Vec::new(),
+        breakdown,
+        explanation: format!(
+            "(finished_reason error + abort) ÷ all finished requests over the whole capture; headroom in percentage points. Client disconnects are not counted by vLLM V1 (see Outcomes for the estimate). {} at or above the objective.",
+            plural(failing.len(), "window", "windows")
+        ),
+    }
 }

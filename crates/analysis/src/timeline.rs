@@ -1,18 +1,21 @@
 //! The timeline for a post-incident review: the moments that matter, in
-//! order, each with its evidence.
+//! order, each with its evidence. Objective breaches are the windows the
+//! buckets prove over (never an interpolation), load steps are the
+//! phases' boundaries.
 
 use vllm_lens_catalog::Signal;
 use vllm_lens_query::Query;
-use vllm_lens_store::{Store, TargetId};
 
-use crate::analyses::{Ctx, FleetWindow, workload::halves};
-use crate::model::{SloThresholds, TimelineEvent};
+use crate::analyses::Ctx;
+use crate::ids::{PhaseKind, SloId, TimelineKind as K};
+use crate::model::TimelineEvent;
+use crate::text::{ms_text, num};
 
 #[allow(clippy::too_many_arguments)]
 fn event(
     ctx: &Ctx<'_>,
     time_ms: i64,
-    kind: &str,
+    kind: K,
     subject: &str,
     description: String,
     label: &str,
@@ -22,59 +25,16 @@ fn event(
 ) -> TimelineEvent {
     TimelineEvent {
         time_ms,
-        kind: kind.to_string(),
+        kind,
         subject: subject.to_string(),
         description,
         evidence: vec![ctx.ev_at(label, value, unit, signals, vec![time_ms])],
     }
 }
 
-/// Breaches and recoveries of a per-window threshold.
-fn crossings(
-    ctx: &Ctx<'_>,
-    out: &mut Vec<TimelineEvent>,
-    what: &str,
-    f: impl Fn(&FleetWindow) -> Option<f64>,
-    threshold: f64,
-    unit: &str,
-    signal: Signal,
-) {
-    let mut above = false;
-    for w in ctx.windows {
-        let Some(v) = f(w) else { continue };
-        if !above && v >= threshold {
-            above = true;
-            out.push(event(
-                ctx,
-                w.start_ms,
-                "slo_breached",
-                "fleet",
-                format!("{what} reached {v:.1} {unit} (SLO {threshold} {unit})"),
-                what,
-                Some(v),
-                unit,
-                &[signal],
-            ));
-        } else if above && v < threshold {
-            above = false;
-            out.push(event(
-                ctx,
-                w.start_ms,
-                "slo_recovered",
-                "fleet",
-                format!("{what} back to {v:.1} {unit}"),
-                what,
-                Some(v),
-                unit,
-                &[signal],
-            ));
-        }
-    }
-}
-
 fn first_window(
     ctx: &Ctx<'_>,
-    f: impl Fn(&FleetWindow) -> Option<f64>,
+    f: impl Fn(&crate::analyses::FleetWindow) -> Option<f64>,
     threshold: f64,
 ) -> Option<(i64, f64)> {
     ctx.windows
@@ -82,45 +42,53 @@ fn first_window(
         .find_map(|w| f(w).filter(|v| *v >= threshold).map(|v| (w.start_ms, v)))
 }
 
-pub(crate) fn timeline(
-    ctx: &Ctx<'_>,
-    q: &Query<'_>,
-    store: &Store,
-    t: &SloThresholds,
-) -> Vec<TimelineEvent> {
+pub(crate) fn timeline(ctx: &Ctx<'_>, q: &Query<'_>) -> Vec<TimelineEvent> {
     let mut out = Vec::new();
-    crossings(
-        ctx,
-        &mut out,
-        "TTFT p95",
-        |w| w.latency.ttft_p95_ms,
-        t.ttft_p95_ms,
-        "ms",
-        Signal::Ttft,
-    );
-    crossings(
-        ctx,
-        &mut out,
-        "inter-token p95",
-        |w| w.latency.itl_p95_ms,
-        t.itl_p95_ms,
-        "ms",
-        Signal::InterTokenLatency,
-    );
-    crossings(
-        ctx,
-        &mut out,
-        "error + abort",
-        |w| w.outcomes.error_abort_pct,
-        t.error_abort_pct,
-        "%",
-        Signal::FinishedRequests,
-    );
+    // Proven breaches and recoveries of each objective.
+    for slo in ctx.slo {
+        let signal = match slo.id {
+            SloId::TtftP95 => Signal::Ttft,
+            SloId::ItlP95 => Signal::InterTokenLatency,
+            SloId::ErrorAbortRate => Signal::FinishedRequests,
+            SloId::QueueAtConcurrency => Signal::Waiting,
+        };
+        let mut above = false;
+        for w in ctx.windows {
+            let failing = slo.failing_windows.contains(&w.start_ms);
+            if failing && !above {
+                above = true;
+                out.push(event(
+                    ctx,
+                    w.start_ms,
+                    K::SloBreached,
+                    "fleet",
+                    format!("{}: proven missed in this window", slo.title),
+                    &slo.title,
+                    None,
+                    "",
+                    &[signal],
+                ));
+            } else if !failing && above {
+                above = false;
+                out.push(event(
+                    ctx,
+                    w.start_ms,
+                    K::SloRecovered,
+                    "fleet",
+                    format!("{}: no longer proven missed", slo.title),
+                    &slo.title,
+                    None,
+                    "",
+                    &[signal],
+                ));
+            }
+        }
+    }
     if let Some((at, v)) = first_window(ctx, |w| w.efficiency.waiting, f64::MIN_POSITIVE) {
         out.push(event(
             ctx,
             at,
-            "waiting_started",
+            K::WaitingStarted,
             "fleet",
             format!("Requests first waited for a slot (up to {v:.0})"),
             "waiting max",
@@ -135,7 +103,7 @@ pub(crate) fn timeline(
         out.push(event(
             ctx,
             at,
-            "preemptions_started",
+            K::PreemptionsStarted,
             "fleet",
             format!("Preemptions started ({v:.1} per minute)"),
             "preemptions",
@@ -144,7 +112,10 @@ pub(crate) fn timeline(
             &[Signal::Preemptions],
         ));
     }
-    for (threshold, kind) in [(60.0, "kv_above_60"), (90.0, "kv_above_90")] {
+    for (threshold, kind) in [
+        (crate::thresholds::KV_WARN_PCT, K::KvAbove60),
+        (crate::thresholds::KV_FULL_PCT, K::KvAbove90),
+    ] {
         if let Some((at, v)) = first_window(ctx, |w| w.efficiency.kv_cache_pct, threshold) {
             out.push(event(
                 ctx,
@@ -159,23 +130,25 @@ pub(crate) fn timeline(
             ));
         }
     }
-    for (i, target) in store.targets().iter().enumerate() {
-        for &at in q.restarts(TargetId(i as u32)) {
-            out.push(event(
-                ctx,
-                at,
-                "restart",
-                target.name(),
-                format!(
-                    "{} restarted: process_start_time_seconds changed, counters reset",
-                    target.name()
-                ),
-                "restart",
-                None,
-                "",
-                &[Signal::ProcessStart],
-            ));
+    for r in ctx.restarts {
+        let mut text = format!("{} restarted: a new process, counters reset", r.replica);
+        if let Some(d) = r.down_ms() {
+            text.push_str(&format!("; unreachable for up to {}", ms_text(d as f64)));
         }
+        if let Some(l) = r.in_flight_lost {
+            text.push_str(&format!("; {} requests in flight lost", num(l)));
+        }
+        out.push(event(
+            ctx,
+            r.when_ms(),
+            K::Restart,
+            &r.replica,
+            text,
+            "in flight lost",
+            r.in_flight_lost,
+            "requests",
+            &[Signal::ProcessStart],
+        ));
     }
     for cov in q.coverage() {
         let mut run: Option<(usize, u32)> = None;
@@ -184,13 +157,12 @@ pub(crate) fn timeline(
                 let at = q.grid().bounds(start).0;
                 out.push(TimelineEvent {
                     time_ms: at,
-                    kind: "scrape_gap".into(),
+                    kind: K::ScrapeGap,
                     subject: cov.target.clone(),
                     description: format!(
-                        "{}: scrapes missing or failed in {} window{} ({} failed scrape{} recorded)",
+                        "{}: scrapes missing or failed in {} ({} failed scrape{} recorded)",
                         cov.target,
-                        end - start,
-                        if end - start == 1 { "" } else { "s" },
+                        crate::text::plural(end - start, "window", "windows"),
                         failed,
                         if failed == 1 { "" } else { "s" }
                     ),
@@ -208,15 +180,52 @@ pub(crate) fn timeline(
         }
         flush(&mut run, cov.windows.len(), &mut out);
     }
-    if let Some((a, b, at)) = halves(ctx)
-        && a > 0.0
-        && b > 0.0
-        && (a / b >= 2.0 || b / a >= 2.0)
-    {
+    // Load steps between phases, and error bursts.
+    let mut previous: Option<&crate::model::Phase> = None;
+    for p in ctx.phases {
+        match p.kind {
+            PhaseKind::Steady | PhaseKind::Ramp => {
+                if let (Some(prev), Some(now)) = (previous, p.in_flight_avg)
+                    && let Some(before) = prev.in_flight_avg
+                    && crate::phases::differs(before, now)
+                {
+                    out.push(event(
+                        ctx,
+                        p.start_ms,
+                        K::LoadStep,
+                        "fleet",
+                        format!(
+                            "The load moved from ~{} to ~{} requests in flight",
+                            num(before.round()),
+                            num(now.round())
+                        ),
+                        "requests in flight (mean)",
+                        Some(now),
+                        "requests",
+                        &[Signal::Running, Signal::Waiting],
+                    ));
+                }
+                previous = Some(p);
+            }
+            PhaseKind::Burst => out.push(event(
+                ctx,
+                p.start_ms,
+                K::ErrorBurst,
+                "fleet",
+                format!("Errors burst: {}", p.description),
+                "error + abort",
+                p.figures.outcomes.error_abort_pct,
+                "%",
+                &[Signal::FinishedRequests, Signal::HttpRequests],
+            )),
+            _ => {}
+        }
+    }
+    if let Some((a, b, at)) = crate::analyses::workload::shape_change(ctx) {
         out.push(event(
             ctx,
             at,
-            "shape_change",
+            K::ShapeChange,
             "fleet",
             format!("The workload changed shape: generated/prompt {a:.2} → {b:.2}"),
             "ratio change",
@@ -234,7 +243,7 @@ pub(crate) fn timeline(
             out.push(event(
                 ctx,
                 q.grid().bounds(w).0,
-                "xid",
+                K::Xid,
                 &key,
                 format!("GPU {key} reported XID {}", stats.last),
                 "XID code",

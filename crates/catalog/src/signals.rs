@@ -36,6 +36,7 @@ pub enum Signal {
     Swapped,
     Running,
     Waiting,
+    WaitingCapacity,
     // API server and process
     HttpRequests,
     ProcessStart,
@@ -673,6 +674,22 @@ pub const SIGNALS: &[SignalInfo] = &[
         )],
     ),
     s(
+        Signal::WaitingCapacity,
+        "waiting_capacity",
+        "Requests waiting for capacity (not deferred)",
+        S::Vllm,
+        A::Sum,
+        &[Candidate {
+            name: "vllm:num_requests_waiting_by_reason",
+            kind: K::Gauge,
+            unit: U::Requests,
+            filter: Some(("reason", &["capacity"])),
+            versions: "0.20.0+",
+            note: "waiting for a slot or KV blocks; deferred requests (reason=\"deferred\") are left out",
+            rename: false,
+        }],
+    ),
+    s(
         Signal::HttpRequests,
         "http_requests",
         "HTTP requests (by handler and status)",
@@ -1038,7 +1055,6 @@ impl Signal {
 /// Known `vllm:*` family names beyond the candidates above (exposed names),
 /// so that only really unknown families are listed as such.
 pub const OTHER_KNOWN_VLLM: &[&str] = &[
-    "vllm:num_requests_waiting_by_reason",
     "vllm:num_requests_kv_fetch_by_stage",
     "vllm:cpu_cache_usage_perc",
     "vllm:cpu_prefix_cache_hit_rate",

@@ -1,28 +1,26 @@
-//! The report's gist as plain text for a terminal: the SLO scorecard, what
-//! to do, and each analysis' findings. (The full report is HTML, Markdown
-//! or JSON.)
+//! The report's gist as plain text for a terminal: the verdict first, what
+//! happened, the SLO scorecard, what to do, and each analysis' findings.
+//! (The full report is HTML, Markdown or JSON.)
 
 use std::fmt::Write as _;
 
-use vllm_lens_analysis::model::{Report, Severity, SloStatus};
+use vllm_lens_analysis::model::{Report, Severity};
+use vllm_lens_render::words;
 
 use crate::time::{format_duration, format_rfc3339};
-
-fn fmt_value(v: Option<f64>, unit: &str) -> String {
-    match v {
-        Some(v) if v.abs() >= 100.0 => format!("{v:.0} {unit}"),
-        Some(v) if v.abs() >= 10.0 => format!("{v:.1} {unit}"),
-        Some(v) => format!("{v:.2} {unit}"),
-        None => "missing".into(),
-    }
-}
 
 /// The report as text.
 pub fn to_text(r: &Report) -> String {
     let mut out = String::new();
     let b = &r.bundle;
     let d = &r.deployment;
-    let _ = writeln!(out, "vLLM Lens report: {}", b.name);
+    let _ = writeln!(
+        out,
+        "{}  {}",
+        words::verdict_word(r.verdict.status),
+        r.verdict.headline
+    );
+    let _ = writeln!(out, "\nvLLM Lens report: {}", b.name);
     let _ = writeln!(
         out,
         "  {} from {}, {}; vLLM {} ({}), model {}, {} × {}",
@@ -38,31 +36,67 @@ pub fn to_text(r: &Report) -> String {
         d.gpus,
         d.gpu_model.as_deref().unwrap_or("GPU ?"),
     );
+    if !r.verdict.narrative.is_empty() {
+        let _ = writeln!(out, "\nWhat happened");
+        for line in &r.verdict.narrative {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
     let _ = writeln!(out, "\nSLO scorecard");
     for s in &r.slo {
-        let verdict = match s.status {
-            SloStatus::Pass => "PASS",
-            SloStatus::Fail => "FAIL",
-            SloStatus::NotExercised => "not exercised",
-        };
+        let windows = words::slo_windows(s);
         let _ = writeln!(
             out,
-            "  {:<14} {:<46} value {}, headroom {}",
-            verdict,
+            "  {:<14} {:<46} {}; headroom {}{}",
+            words::status_word(s.status),
             s.title,
-            fmt_value(s.value, &s.unit),
-            fmt_value(s.headroom, &s.unit)
+            words::slo_value(s),
+            words::slo_headroom(s),
+            if windows.is_empty() {
+                String::new()
+            } else {
+                format!(" ({windows})")
+            }
         );
+    }
+    for s in r.slo.iter().filter(|s| !s.breakdown.is_empty()) {
+        let parts: Vec<String> = s
+            .breakdown
+            .iter()
+            .map(|e| {
+                format!(
+                    "{} {}",
+                    e.label,
+                    e.value.map_or("missing".into(), |v| format!(
+                        "{}{}",
+                        vllm_lens_analysis::text::num(v),
+                        if e.unit.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" {}", e.unit)
+                        }
+                    ))
+                )
+            })
+            .collect();
+        let _ = writeln!(out, "    {}: {}", s.id, parts.join("; "));
     }
     let _ = writeln!(out, "\nWhat to do");
     if r.recommendations.is_empty() {
-        let _ = writeln!(out, "  nothing: no rule's evidence is present");
-    }
-    for rec in &r.recommendations {
         let _ = writeln!(
             out,
-            "  {}. {} ({:?} confidence)",
-            rec.rank, rec.title, rec.confidence
+            "  nothing needs to change: no rule's evidence is present"
+        );
+    }
+    for rec in &r.recommendations {
+        let addresses: Vec<&str> = rec.addresses.iter().map(|a| a.as_str()).collect();
+        let _ = writeln!(
+            out,
+            "  {}. {} (for {}; {} confidence)",
+            rec.rank,
+            rec.title,
+            addresses.join(", "),
+            words::confidence_word(rec.confidence)
         );
         let _ = writeln!(out, "     {}", rec.action);
     }

@@ -11,6 +11,8 @@ clock-aligned windows with Prometheus' semantics.
   bucket each quantile lies in.
 * [`gauge`]: min, mean, max and last per window, combined by sum (counts) or
   mean (fractions).
+* [`promql`]: Prometheus' own `rate` (with extrapolation) and instant
+  lookups at a timestamp, for checking alert rules against a capture.
 * [`query`]: all of that per logical signal of a [`vllm_lens_catalog::Catalogue`]:
   per-window sums over engines and replicas, histogram layouts checked
   before summing, per-target scrape coverage and gaps.
@@ -20,6 +22,7 @@ clock-aligned windows with Prometheus' semantics.
 pub mod counter;
 pub mod gauge;
 pub mod grid;
+pub mod promql;
 pub mod quantile;
 pub mod query;
 
@@ -29,7 +32,7 @@ mod props;
 pub use counter::{CounterPath, CounterRules, WindowIncrease};
 pub use gauge::{Combine, GaugeStats};
 pub use grid::Grid;
-pub use quantile::{Buckets, Position, Quantile};
+pub use quantile::{Buckets, Position, Proof, Quantile, Verdict};
 pub use query::{
     CounterSignal, HistWindow, HistogramSignal, LayoutGroup, Query, Scope, Settings,
     TargetCoverage, WindowCoverage,

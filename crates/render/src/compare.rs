@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use vllm_lens_analysis::compare::{Comparison, Direction, Fairness, Side};
-use vllm_lens_analysis::model::SloStatus;
+use vllm_lens_analysis::model::{RecId, SloStatus};
 use vllm_lens_analysis::time::{format_duration, format_rfc3339};
 
 use crate::embed;
@@ -36,11 +36,11 @@ fn direction_words(d: Direction) -> (&'static str, &'static str) {
 }
 
 fn slo_word(s: SloStatus) -> &'static str {
-    match s {
-        SloStatus::Pass => "✔ pass",
-        SloStatus::Fail => "✖ fail",
-        SloStatus::NotExercised => "– not exercised",
-    }
+    crate::words::status_mark(s)
+}
+
+fn ids(v: &[RecId]) -> String {
+    v.iter().map(|x| x.as_str()).collect::<Vec<_>>().join(", ")
 }
 
 fn opt(v: Option<f64>, unit: &str) -> String {
@@ -174,9 +174,9 @@ pub fn html(c: &Comparison) -> String {
                     section id="recommendations" {
                         h2 { "Recommendations" }
                         p { "Appeared after the change: "
-                            @if c.recommendations_appeared.is_empty() { "none" } @else { span.mono { (c.recommendations_appeared.join(", ")) } } }
+                            @if c.recommendations_appeared.is_empty() { "none" } @else { span.mono { (ids(&c.recommendations_appeared)) } } }
                         p { "Went away: "
-                            @if c.recommendations_gone.is_empty() { "none" } @else { span.mono { (c.recommendations_gone.join(", ")) } } }
+                            @if c.recommendations_gone.is_empty() { "none" } @else { span.mono { (ids(&c.recommendations_gone)) } } }
                     }
                     footer { "Made by vLLM Lens " (c.tool_version) " on this machine; nothing was sent anywhere." }
                 }
@@ -227,12 +227,12 @@ pub fn markdown(c: &Comparison) -> String {
         if c.recommendations_appeared.is_empty() {
             "none".into()
         } else {
-            escape(&c.recommendations_appeared.join(", "))
+            escape(&ids(&c.recommendations_appeared))
         },
         if c.recommendations_gone.is_empty() {
             "none".into()
         } else {
-            escape(&c.recommendations_gone.join(", "))
+            escape(&ids(&c.recommendations_gone))
         }
     );
     o

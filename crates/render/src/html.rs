@@ -12,8 +12,11 @@ use maud::{DOCTYPE, Markup, PreEscaped, html};
 use vllm_lens_analysis::model::*;
 use vllm_lens_analysis::time::{format_duration, format_rfc3339};
 
+use vllm_lens_analysis::registry::{self, Cell, ChartSpec, Column, Field, Line, StepDef, Style};
+
 use crate::embed;
 use crate::svg::{self, Chart, Kind, Series, Threshold};
+use crate::words;
 
 /// The page's Content-Security-Policy: nothing may load, no script may run;
 /// inline styles and `data:` images only.
@@ -24,31 +27,7 @@ pub(crate) const STYLE: &str = include_str!("style.css");
 
 /// A figure for humans: 3 significant digits, no needless decimals.
 pub fn num(v: f64) -> String {
-    let a = v.abs();
-    if !v.is_finite() {
-        return "—".into();
-    }
-    if a >= 1000.0 {
-        let s = format!("{v:.0}");
-        // Thousands separators.
-        let (sign, digits) = s.strip_prefix('-').map_or(("", s.as_str()), |d| ("-", d));
-        let mut out = String::new();
-        for (i, c) in digits.chars().enumerate() {
-            if i > 0 && (digits.len() - i) % 3 == 0 {
-                out.push(',');
-            }
-            out.push(c);
-        }
-        format!("{sign}{out}")
-    } else if a >= 100.0 || v.fract() == 0.0 {
-        format!("{v:.0}")
-    } else if a >= 10.0 {
-        format!("{v:.1}")
-    } else if a >= 1.0 || a == 0.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.3}")
-    }
+    vllm_lens_analysis::text::num(v)
 }
 
 fn val(v: Option<f64>, unit: &str) -> Markup {
@@ -153,30 +132,103 @@ fn header(r: &Report) -> Markup {
     }
 }
 
+fn verdict(r: &Report) -> Markup {
+    let v = &r.verdict;
+    let class = match v.status {
+        VerdictStatus::Healthy => "pass",
+        VerdictStatus::AtRisk => "warn",
+        VerdictStatus::Failing => "fail",
+    };
+    html! {
+        section id="verdict" class=(format!("verdict {class}")) {
+            div.status { (words::verdict_word(v.status)) }
+            p.headline { (v.headline) }
+            @if v.reasons.len() > 1 {
+                ul.reasons { @for x in &v.reasons { li { (x) } } }
+            }
+            @if !v.narrative.is_empty() {
+                h3 { "What happened" }
+                ul.narrative { @for x in &v.narrative { li { (x) } } }
+            }
+        }
+    }
+}
+
+fn phases(r: &Report) -> Markup {
+    if r.phases.len() < 2 {
+        return html! {};
+    }
+    let bucket = |b: Option<Bounds>| {
+        b.map_or("—".to_string(), |b| {
+            vllm_lens_analysis::text::bucket_cell(b.low, b.high)
+        })
+    };
+    html! {
+        section id="phases" {
+            h2 { "Phases" }
+            p.note { "The capture split where it changed: load levels, restarts, error bursts, idle time. Whole-capture figures blend them; each phase's own figures are here (quantiles as the bucket they lie in)." }
+            div.scroll {
+                table {
+                    thead { tr {
+                        th.text { "when (UTC)" } th.text { "phase" } th { "in flight" } th { "req/min" }
+                        th { "TTFT p95" } th { "ITL p95" } th { "queue ms" } th { "decode ms" } th { "gen tok/s" }
+                        th { "KV % max" } th { "tensor %" } th { "DRAM %" } th { "tok/J" } th { "err+abort %" }
+                    } }
+                    tbody {
+                        @for p in &r.phases {
+                            @let f = &p.figures;
+                            tr {
+                                td.mono { (words::hhmm(p.start_ms)) "–" (words::hhmm(p.end_ms)) }
+                                td.text { strong { (words::phase_kind(p)) } ": " (p.description) }
+                                (cell(p.in_flight_avg))
+                                (cell(f.workload.requests_per_min))
+                                td { (bucket(f.latency.bounds.ttft_p95_ms)) }
+                                td { (bucket(f.latency.bounds.itl_p95_ms)) }
+                                (cell(f.latency.queue_ms))
+                                (cell(f.latency.decode_ms))
+                                (cell(f.efficiency.gen_tokens_per_sec))
+                                (cell(f.efficiency.kv_cache_pct))
+                                (cell(f.gpu.tensor_active_pct_avg))
+                                (cell(f.gpu.dram_active_pct_avg))
+                                (cell(f.memory.tokens_per_joule))
+                                (cell(f.outcomes.error_abort_pct))
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 fn scorecard(r: &Report) -> Markup {
     html! {
         section id="scorecard" {
             h2 { "SLO scorecard" }
             div.tiles {
                 @for s in &r.slo {
-                    @let (class, word) = match s.status {
-                        SloStatus::Pass => ("pass", "✔ pass"),
-                        SloStatus::Fail => ("fail", "✖ fail"),
-                        SloStatus::NotExercised => ("not_exercised", "– not exercised"),
+                    @let class = match s.status {
+                        SloStatus::Pass => "pass",
+                        SloStatus::Fail => "fail",
+                        SloStatus::NotExercised => "not_exercised",
+                        SloStatus::CannotTell => "cannot_tell",
                     };
                     div class=(format!("tile {class}")) {
-                        div.verdict { (word) }
-                        div.value { (val(s.value, &s.unit)) }
+                        div.verdict { (words::status_mark(s.status)) }
+                        div.value { (words::slo_value(s)) }
                         div.what { (s.title) }
                         div.head {
-                            @match s.headroom {
-                                Some(h) if h >= 0.0 => { "headroom " (num(h)) " " (s.unit) }
-                                Some(h) => { "over by " (num(-h)) " " (s.unit) }
-                                None => "no headroom to judge",
-                            }
-                            @if !s.failing_windows.is_empty() { " · " (s.failing_windows.len()) " failing window(s)" }
+                            "headroom: " (words::slo_headroom(s))
+                            @let w = words::slo_windows(s);
+                            @if !w.is_empty() { " · " (w) }
                         }
                     }
+                }
+            }
+            @for s in r.slo.iter().filter(|s| !s.breakdown.is_empty()) {
+                div.breakdown {
+                    h3 { "Where " (s.title) " goes" }
+                    (evidence(&s.breakdown))
                 }
             }
             details {
@@ -187,31 +239,54 @@ fn scorecard(r: &Report) -> Markup {
     }
 }
 
+fn snippet(s: &Snippet) -> Markup {
+    html! {
+        h3 { (s.kind) }
+        p.check { (words::snippet_check(s)) }
+        pre { (s.text) }
+    }
+}
+
 fn recommendations(r: &Report) -> Markup {
     html! {
         section id="what-to-do" {
             h2 { "What to do" }
             @if r.recommendations.is_empty() {
-                p { "No recommendation: none of the rules found its evidence in this capture." }
+                p { "Nothing needs to change: no rule found its evidence in this capture." }
             }
             ol.recs {
                 @for rec in &r.recommendations {
-                    @let conf = match rec.confidence { Confidence::High => "high", Confidence::Medium => "medium", Confidence::Low => "low" };
+                    @let conf = words::confidence_word(rec.confidence);
                     li {
                         div.rec-title { (rec.title) span class=(format!("badge {conf}")) { (conf) " confidence" } }
+                        p.addresses { "For: " (rec.addresses.iter().map(|a| a.as_str()).collect::<Vec<_>>().join(", ")) }
                         p.explain { (rec.rationale) }
                         p.action { (rec.action) }
                         p.caveat { "Might be wrong if: " (rec.caveat) }
                         details {
                             summary { "Evidence" @if !rec.snippets.is_empty() { " and snippets" } }
                             (evidence(&rec.evidence))
-                            @for s in &rec.snippets {
-                                h3 { (s.kind) }
-                                pre { (s.text) }
-                            }
+                            @for s in &rec.snippets { (snippet(s)) }
                         }
                     }
                 }
+            }
+        }
+    }
+}
+
+fn alerts(r: &Report) -> Markup {
+    if r.alerts.is_empty() {
+        return html! {};
+    }
+    html! {
+        section id="what-to-watch" {
+            h2 { "What to watch" }
+            p.note { "Alert rules and an autoscaling trigger written with this server's metric names, each evaluated over this capture with Prometheus' semantics." }
+            details {
+                summary { (r.alerts.len()) " snippets: "
+                    (r.alerts.iter().map(|s| format!("{} ({} of {} windows)", s.kind, s.check.windows_fired, s.check.windows_total)).collect::<Vec<_>>().join(", ")) }
+                @for s in &r.alerts { (snippet(s)) }
             }
         }
     }
@@ -235,7 +310,7 @@ fn findings(a: &Analysis) -> Markup {
 
 /// The fleet's rows of one section.
 fn fleet<T>(rows: &[Row<T>]) -> Vec<&Row<T>> {
-    rows.iter().filter(|r| r.key.replica == "fleet").collect()
+    rows.iter().filter(|r| r.key.replica.is_fleet()).collect()
 }
 
 fn chart_or_note(c: Chart) -> Markup {
@@ -248,76 +323,128 @@ fn chart_or_note(c: Chart) -> Markup {
     }
 }
 
-fn series(name: &str, values: Vec<Option<f64>>, kind: Kind, color: usize) -> Series {
-    Series {
-        name: name.to_string(),
-        values,
-        kind,
-        color,
-    }
-}
-
 struct Ctx<'a> {
     r: &'a Report,
     times: Vec<i64>,
 }
 
 impl Ctx<'_> {
-    fn chart(
-        &self,
-        title: &str,
-        unit: &str,
-        y_max: Option<f64>,
-        series: Vec<Series>,
-        thresholds: Vec<Threshold>,
-    ) -> Markup {
+    /// A registry field over the fleet's windows.
+    fn values(&self, f: Field) -> Vec<Option<f64>> {
+        let r = self.r;
+        match f {
+            Field::Latency(g) => fleet(&r.rows.latency)
+                .iter()
+                .map(|x| g(&x.fields))
+                .collect(),
+            Field::Efficiency(g) => fleet(&r.rows.efficiency)
+                .iter()
+                .map(|x| g(&x.fields))
+                .collect(),
+            Field::Workload(g) => fleet(&r.rows.workload)
+                .iter()
+                .map(|x| g(&x.fields))
+                .collect(),
+            Field::Outcomes(g) => fleet(&r.rows.outcomes)
+                .iter()
+                .map(|x| g(&x.fields))
+                .collect(),
+            Field::Memory(g) => fleet(&r.rows.memory).iter().map(|x| g(&x.fields)).collect(),
+            Field::Gpu(g) => self
+                .times
+                .iter()
+                .map(|t| {
+                    r.rows
+                        .gpu
+                        .iter()
+                        .find(|x| {
+                            x.key.replica.is_fleet()
+                                && x.gpu == "all"
+                                && x.key.window_start_ms == *t
+                        })
+                        .and_then(|x| g(&x.fields))
+                })
+                .collect(),
+        }
+    }
+
+    fn chart(&self, spec: &ChartSpec) -> Markup {
+        let slo = &self.r.settings.slo;
+        let series: Vec<Series> = spec
+            .series
+            .iter()
+            .map(|s| Series {
+                name: s.name.to_string(),
+                values: self.values(s.field),
+                kind: match s.style {
+                    Style::Line => Kind::Line,
+                    Style::Dashed => Kind::Dashed,
+                    Style::Stacked => Kind::Stacked,
+                },
+                color: s.color,
+            })
+            .filter(|s| s.values.iter().any(Option::is_some))
+            .collect();
+        let thresholds = spec
+            .lines
+            .iter()
+            .map(|l| match l {
+                Line::TtftObjective => Threshold {
+                    value: slo.ttft_p95_ms,
+                    label: format!("SLO p95 ≤ {} ms", num(slo.ttft_p95_ms)),
+                },
+                Line::ItlObjective => Threshold {
+                    value: slo.itl_p95_ms,
+                    label: format!("SLO p95 ≤ {} ms", num(slo.itl_p95_ms)),
+                },
+                Line::Fixed(v, label) => Threshold {
+                    value: *v,
+                    label: label.to_string(),
+                },
+            })
+            .collect();
         chart_or_note(Chart {
-            title: title.into(),
-            unit: unit.into(),
-            y_max,
+            title: spec.title.into(),
+            unit: spec.unit.into(),
+            y_max: spec.y_max,
             times: self.times.clone(),
             window_ms: self.r.settings.window_ms,
             series,
             thresholds,
         })
     }
+
+    /// One column's cells, as text.
+    fn column(&self, c: &Column) -> Vec<Option<String>> {
+        match c.cell {
+            Cell::Value(f) => self.values(f).into_iter().map(|v| v.map(num)).collect(),
+            Cell::Bucket(g) => fleet(&self.r.rows.latency)
+                .iter()
+                .map(|x| g(&x.fields).map(|b| vllm_lens_analysis::text::bucket_cell(b.low, b.high)))
+                .collect(),
+        }
+    }
 }
 
 /// Most rows a per-window table shows; longer captures are grouped.
 const MAX_TABLE_ROWS: usize = 360;
 
-fn table(head: &[&str], rows: Vec<(i64, Vec<Option<f64>>)>) -> Markup {
-    let n = rows.len();
-    if n > MAX_TABLE_ROWS {
-        let k = n.div_ceil(MAX_TABLE_ROWS);
-        let grouped: Vec<(i64, Vec<Option<f64>>)> = rows
-            .chunks(k)
-            .map(|c| {
-                let cols = c[0].1.len();
-                let cells = (0..cols)
-                    .map(|j| {
-                        let v: Vec<f64> = c
-                            .iter()
-                            .filter_map(|r| r.1.get(j).copied().flatten())
-                            .collect();
-                        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-                    })
-                    .collect();
-                (c[0].0, cells)
-            })
-            .collect();
-        return html! {
-            p.note { (n) " windows: each row is the mean of " (k) " consecutive windows (the charts show their range; every window is in the report's JSON)." }
-            (table(head, grouped))
-        };
-    }
+fn table(head: &[&str], rows: Vec<(i64, Vec<Option<String>>)>) -> Markup {
     html! {
         div.scroll {
             table {
                 thead { tr { th { "window (UTC)" } @for h in head { th { (h) } } } }
                 tbody {
                     @for (t, cells) in rows {
-                        tr { td.mono { (svg::hhmm(t)) } @for c in cells { (cell(c)) } }
+                        tr {
+                            td.mono { (svg::hhmm(t)) }
+                            @for c in cells {
+                                @match c {
+                                    Some(v) => td { (v) },
+                                    None => td.missing title="missing" { "—" },
+                                }
+                            }
+                        }
                     }
                 }
             }
@@ -325,326 +452,79 @@ fn table(head: &[&str], rows: Vec<(i64, Vec<Option<f64>>)>) -> Markup {
     }
 }
 
+/// The per-window table of a step: its columns with data; long captures
+/// grouped into means of consecutive windows (buckets are not averaged:
+/// the group shows the first window's).
+fn step_table(ctx: &Ctx<'_>, def: &StepDef) -> Markup {
+    let mut head: Vec<&str> = Vec::new();
+    // Per column: the cells as text, and the raw values (empty for buckets).
+    type Col = (Vec<Option<String>>, Vec<Option<f64>>);
+    let mut cols: Vec<Col> = Vec::new();
+    for c in def.table {
+        let text = ctx.column(c);
+        if text.iter().all(Option::is_none) {
+            continue;
+        }
+        let raw = match c.cell {
+            Cell::Value(f) => ctx.values(f),
+            Cell::Bucket(_) => Vec::new(),
+        };
+        head.push(c.head);
+        cols.push((text, raw));
+    }
+    // Every column as long as the time axis (a hand-made model may hold
+    // rows of unequal length).
+    let n = ctx.times.len();
+    for (text, raw) in &mut cols {
+        text.resize(n, None);
+        if !raw.is_empty() {
+            raw.resize(n, None);
+        }
+    }
+    if n > MAX_TABLE_ROWS {
+        let k = n.div_ceil(MAX_TABLE_ROWS);
+        let rows: Vec<(i64, Vec<Option<String>>)> = (0..n)
+            .step_by(k)
+            .map(|start| {
+                let end = (start + k).min(n);
+                let cells = cols
+                    .iter()
+                    .map(|(text, raw)| {
+                        if raw.is_empty() {
+                            return text[start].clone();
+                        }
+                        let v: Vec<f64> = raw[start..end].iter().flatten().copied().collect();
+                        (!v.is_empty()).then(|| num(v.iter().sum::<f64>() / v.len() as f64))
+                    })
+                    .collect();
+                (ctx.times[start], cells)
+            })
+            .collect();
+        return html! {
+            p.note { (n) " windows: each row is the mean of " (k) " consecutive windows (buckets: the first window's; the charts show the range; every window is in the report's JSON)." }
+            (table(&head, rows))
+        };
+    }
+    let rows = (0..n)
+        .map(|w| {
+            (
+                ctx.times[w],
+                cols.iter().map(|(t, _)| t[w].clone()).collect(),
+            )
+        })
+        .collect();
+    table(&head, rows)
+}
+
 fn step(ctx: &Ctx<'_>, a: &Analysis) -> Markup {
-    let r = ctx.r;
-    let slo = &r.settings.slo;
-    let (charts, howto, tbl): (Markup, &str, Markup) = match a.id.as_str() {
-        "latency" => {
-            let rows = fleet(&r.rows.latency);
-            let g = |f: fn(&Latency) -> Option<f64>| {
-                rows.iter().map(|x| f(&x.fields)).collect::<Vec<_>>()
-            };
-            (
-                html! {
-                    (ctx.chart("Where a request's engine time goes", "ms per request", None, vec![
-                        series("queue", g(|l| l.queue_ms), Kind::Stacked, 4),
-                        series("prefill", g(|l| l.prefill_ms), Kind::Stacked, 1),
-                        series("decode", g(|l| l.decode_ms), Kind::Stacked, 0),
-                    ], vec![]))
-                    (ctx.chart("Time to first token", "ms", None, vec![
-                        series("p50", g(|l| l.ttft_p50_ms), Kind::Line, 2),
-                        series("p95", g(|l| l.ttft_p95_ms), Kind::Line, 0),
-                        series("average", g(|l| l.ttft_ms), Kind::Dashed, 3),
-                    ], vec![Threshold { value: slo.ttft_p95_ms, label: format!("SLO p95 < {} ms", num(slo.ttft_p95_ms)) }]))
-                    (ctx.chart("Inter-token latency", "ms", None, vec![
-                        series("p50", g(|l| l.itl_p50_ms), Kind::Line, 2),
-                        series("p95", g(|l| l.itl_p95_ms), Kind::Line, 0),
-                        series("average", g(|l| l.inter_token_ms), Kind::Dashed, 3),
-                    ], vec![Threshold { value: slo.itl_p95_ms, label: format!("SLO p95 < {} ms", num(slo.itl_p95_ms)) }]))
-                },
-                "The stacked chart splits the average time a finished request spent in the engine: waiting in the queue, reading the prompt (prefill) and writing the answer (decode). Whichever band is largest is where tuning pays. Queue time is the earliest sign of saturation: it grows before anything else. Time to first token is what users feel before text appears; inter-token latency is the pace of the streamed answer. Percentiles come from vLLM's histograms (interpolated inside buckets, as Prometheus does).",
-                table(
-                    &[
-                        "queue ms",
-                        "prefill ms",
-                        "decode ms",
-                        "e2e ms",
-                        "TTFT ms",
-                        "TTFT p95",
-                        "TTFT p99",
-                        "ITL ms",
-                        "ITL p95",
-                        "ITL p99",
-                        "decode %",
-                    ],
-                    rows.iter()
-                        .map(|x| {
-                            let l = &x.fields;
-                            (
-                                x.key.window_start_ms,
-                                vec![
-                                    l.queue_ms,
-                                    l.prefill_ms,
-                                    l.decode_ms,
-                                    l.e2e_ms,
-                                    l.ttft_ms,
-                                    l.ttft_p95_ms,
-                                    l.ttft_p99_ms,
-                                    l.inter_token_ms,
-                                    l.itl_p95_ms,
-                                    l.itl_p99_ms,
-                                    l.decode_share_pct,
-                                ],
-                            )
-                        })
-                        .collect(),
-                ),
-            )
-        }
-        "efficiency" => {
-            let rows = fleet(&r.rows.efficiency);
-            let g = |f: fn(&Efficiency) -> Option<f64>| {
-                rows.iter().map(|x| f(&x.fields)).collect::<Vec<_>>()
-            };
-            (
-                html! {
-                    (ctx.chart("Prefix-cache hits and KV-cache pool", "%", Some(100.0), vec![
-                        series("prefix-cache hit %", g(|e| e.prefix_cache_hit_pct), Kind::Line, 0),
-                        series("KV pool used (max)", g(|e| e.kv_cache_pct), Kind::Line, 1),
-                    ], vec![Threshold { value: 60.0, label: "autoscale at KV ≈ 60 %".into() }]))
-                    (ctx.chart("Batching: tokens per step against requests", "count", None, vec![
-                        series("tokens per step", g(|e| e.tokens_per_iteration), Kind::Line, 0),
-                        series("running (max)", g(|e| e.running), Kind::Line, 2),
-                        series("waiting (max)", g(|e| e.waiting), Kind::Line, 4),
-                    ], vec![]))
-                },
-                "With continuous batching every running request adds a token to every engine step, so tokens per step should track the running requests (plus prompt chunks). Waiting requests mean the engine had no room. The prefix-cache hit rate is the share of prompt tokens served from cache. KV-cache usage is the share of the block pool allocated at start-up, not of VRAM.",
-                table(
-                    &[
-                        "hit %",
-                        "cached %",
-                        "tokens/step",
-                        "gen tok/s",
-                        "prompt tok/s",
-                        "running",
-                        "waiting",
-                        "KV %",
-                        "KV % avg",
-                        "preempt/min",
-                    ],
-                    rows.iter()
-                        .map(|x| {
-                            let e = &x.fields;
-                            (
-                                x.key.window_start_ms,
-                                vec![
-                                    e.prefix_cache_hit_pct,
-                                    e.cached_prompt_share_pct,
-                                    e.tokens_per_iteration,
-                                    e.gen_tokens_per_sec,
-                                    e.prompt_tokens_per_sec,
-                                    e.running,
-                                    e.waiting,
-                                    e.kv_cache_pct,
-                                    e.kv_cache_pct_avg,
-                                    e.preemptions_per_min,
-                                ],
-                            )
-                        })
-                        .collect(),
-                ),
-            )
-        }
-        "workload" => {
-            let rows = fleet(&r.rows.workload);
-            let eff = fleet(&r.rows.efficiency);
-            let g = |f: fn(&Workload) -> Option<f64>| {
-                rows.iter().map(|x| f(&x.fields)).collect::<Vec<_>>()
-            };
-            (
-                html! {
-                    (ctx.chart("Token flow: prompt against generated", "tokens/s", None, vec![
-                        series("prompt", eff.iter().map(|x| x.fields.prompt_tokens_per_sec).collect(), Kind::Line, 1),
-                        series("generated", eff.iter().map(|x| x.fields.gen_tokens_per_sec).collect(), Kind::Line, 0),
-                    ], vec![]))
-                    (ctx.chart("Requests finished", "per minute", None, vec![
-                        series("requests/min", g(|w| w.requests_per_min), Kind::Line, 0),
-                    ], vec![]))
-                },
-                "More prompt than generated tokens means a prefill-heavy workload (retrieval, classification); the reverse is decode-heavy (chat, writing). When the average answer is about as long as max_tokens, answers are being cut off. A ratio that moves during the capture means the traffic changed.",
-                table(
-                    &[
-                        "req/min",
-                        "prompt tok",
-                        "generated tok",
-                        "max_tokens",
-                        "gen ÷ prompt",
-                        "max_tokens used %",
-                    ],
-                    rows.iter()
-                        .map(|x| {
-                            let w = &x.fields;
-                            (
-                                x.key.window_start_ms,
-                                vec![
-                                    w.requests_per_min,
-                                    w.avg_prompt_tokens,
-                                    w.avg_generated_tokens,
-                                    w.avg_max_tokens,
-                                    w.gen_to_prompt_ratio,
-                                    w.max_tokens_utilisation_pct,
-                                ],
-                            )
-                        })
-                        .collect(),
-                ),
-            )
-        }
-        "outcomes" => {
-            let rows = fleet(&r.rows.outcomes);
-            let reasons = ["stop", "length", "abort", "error", "repetition"];
-            let present: Vec<&str> = reasons
-                .iter()
-                .copied()
-                .filter(|k| {
-                    rows.iter()
-                        .any(|x| x.fields.completions_per_min.contains_key(*k))
-                })
-                .collect();
-            let mut statuses: Vec<String> = rows
-                .iter()
-                .flat_map(|x| x.fields.http_per_min_by_status.keys().cloned())
-                .collect();
-            statuses.sort();
-            statuses.dedup();
-            let mut head: Vec<String> = present.iter().map(|k| format!("{k}/min")).collect();
-            head.push("error+abort %".into());
-            for s in &statuses {
-                head.push(format!("HTTP {s}/min"));
-            }
-            head.push("HTTP error %".into());
-            let head_refs: Vec<&str> = head.iter().map(String::as_str).collect();
-            (
-                html! {
-                    (ctx.chart("Completions by finished_reason", "per minute", None,
-                        present.iter().enumerate().map(|(i, k)| series(k, rows.iter().map(|x| x.fields.completions_per_min.get(*k).copied()).collect(), Kind::Stacked, [0, 1, 3, 4, 2][i % 5])).collect(),
-                        vec![]))
-                },
-                "stop is an answer that ended on its own, length one cut at max_tokens, abort and error requests the engine cancelled or failed. HTTP status classes count every request the API server answered, including those rejected before the engine. In V1, clients that disconnect are not counted as aborts.",
-                table(
-                    &head_refs,
-                    rows.iter()
-                        .map(|x| {
-                            let o = &x.fields;
-                            let mut v: Vec<Option<f64>> = present
-                                .iter()
-                                .map(|k| o.completions_per_min.get(*k).copied())
-                                .collect();
-                            v.push(o.error_abort_pct);
-                            for s in &statuses {
-                                v.push(o.http_per_min_by_status.get(s).copied());
-                            }
-                            v.push(o.http_error_pct);
-                            (x.key.window_start_ms, v)
-                        })
-                        .collect(),
-                ),
-            )
-        }
-        "hardware" => {
-            let rows: Vec<&GpuRow> = r
-                .rows
-                .gpu
-                .iter()
-                .filter(|x| x.key.replica == "fleet" && x.gpu == "all")
-                .collect();
-            let g =
-                |f: fn(&Gpu) -> Option<f64>| rows.iter().map(|x| f(&x.fields)).collect::<Vec<_>>();
-            (
-                html! {
-                    (ctx.chart("What the GPU is doing", "%", Some(100.0), vec![
-                        series("GPU util", g(|x| x.gpu_util_pct_avg), Kind::Line, 3),
-                        series("GR engine active", g(|x| x.gr_engine_active_pct_avg), Kind::Line, 2),
-                        series("tensor active", g(|x| x.tensor_active_pct_avg), Kind::Line, 1),
-                        series("DRAM active", g(|x| x.dram_active_pct_avg), Kind::Line, 0),
-                    ], vec![]))
-                    (ctx.chart("Power", "W", None, vec![
-                        series("power (mean)", g(|x| x.power_w_avg), Kind::Line, 0),
-                        series("power (max)", g(|x| x.power_w), Kind::Dashed, 1),
-                    ], vec![]))
-                },
-                "GPU util only says that some kernel was running: one small kernel reads 100 %. The profiling fields say what kind of work it was: high DRAM activity with idle tensor cores is memory-bound decode (quantization helps), busy tensor cores are compute-bound prefill or large batches. Values are window means across GPUs.",
-                table(
-                    &[
-                        "util %", "GR %", "tensor %", "DRAM %", "VRAM MiB", "VRAM %", "W", "°C",
-                        "SM MHz", "energy J",
-                    ],
-                    rows.iter()
-                        .map(|x| {
-                            let g = &x.fields;
-                            (
-                                x.key.window_start_ms,
-                                vec![
-                                    g.gpu_util_pct_avg,
-                                    g.gr_engine_active_pct_avg,
-                                    g.tensor_active_pct_avg,
-                                    g.dram_active_pct_avg,
-                                    g.vram_used_mib,
-                                    g.vram_used_pct,
-                                    g.power_w_avg,
-                                    g.temp_c,
-                                    g.sm_clock_mhz_avg,
-                                    g.energy_j,
-                                ],
-                            )
-                        })
-                        .collect(),
-                ),
-            )
-        }
-        _ => {
-            let rows = fleet(&r.rows.memory);
-            let g = |f: fn(&Memory) -> Option<f64>| {
-                rows.iter().map(|x| f(&x.fields)).collect::<Vec<_>>()
-            };
-            (
-                html! {
-                    (ctx.chart("KV-cache pool against VRAM", "%", Some(100.0), vec![
-                        series("VRAM used", g(|m| m.vram_used_pct), Kind::Line, 3),
-                        series("KV pool used (max)", g(|m| m.kv_cache_pct), Kind::Line, 0),
-                        series("KV pool used (mean)", g(|m| m.kv_cache_pct_avg), Kind::Dashed, 2),
-                    ], vec![Threshold { value: 60.0, label: "KV ≈ 60 %".into() }]))
-                    (ctx.chart("Energy efficiency", "tokens/s per W", None, vec![
-                        series("tokens/s per watt", g(|m| m.tokens_per_watt), Kind::Line, 0),
-                    ], vec![]))
-                },
-                "vLLM takes its share of VRAM at start-up, so VRAM reads nearly full whatever the load; the KV-cache pool inside it is what fills with load. Autoscale on the KV pool and waiting requests, plan capacity on VRAM, never alert on VRAM. Tokens per watt compare the energy cost of the work before and after a change.",
-                table(
-                    &[
-                        "KV %",
-                        "KV % avg",
-                        "VRAM %",
-                        "VRAM % avg",
-                        "tokens/s/W",
-                        "tokens/J",
-                    ],
-                    rows.iter()
-                        .map(|x| {
-                            let m = &x.fields;
-                            (
-                                x.key.window_start_ms,
-                                vec![
-                                    m.kv_cache_pct,
-                                    m.kv_cache_pct_avg,
-                                    m.vram_used_pct,
-                                    m.vram_used_pct_avg,
-                                    m.tokens_per_watt,
-                                    m.tokens_per_joule,
-                                ],
-                            )
-                        })
-                        .collect(),
-                ),
-            )
-        }
-    };
+    let def = registry::step(a.id);
     html! {
         section id=(format!("step-{}", a.id)) {
             h2 { (a.title) }
             (findings(a))
-            div.charts { (charts) }
-            details { summary { "How to read this" } p.howto { (howto) } }
-            details { summary { "Per-window figures (fleet)" } (tbl) }
+            div.charts { @for c in def.charts { (ctx.chart(c)) } }
+            details { summary { "How to read this" } p.howto { (def.howto) } }
+            details { summary { "Per-window figures (fleet)" } (step_table(ctx, def)) }
         }
     }
 }
@@ -787,15 +667,21 @@ pub fn render(r: &Report) -> String {
                 main {
                     (header(r))
                     nav.toc {
+                        a href="#verdict" { "Verdict" }
+                        @if r.phases.len() > 1 { a href="#phases" { "Phases" } }
                         a href="#scorecard" { "Scorecard" }
                         a href="#what-to-do" { "What to do" }
+                        @if !r.alerts.is_empty() { a href="#what-to-watch" { "What to watch" } }
                         @for a in &r.analyses { a href=(format!("#step-{}", a.id)) { (a.title) } }
                         a href="#timeline" { "Timeline" }
                         a href="#data-quality" { "Data quality" }
                         a href="#appendix" { "Appendix" }
                     }
+                    (verdict(r))
                     (scorecard(r))
                     (recommendations(r))
+                    (phases(r))
+                    (alerts(r))
                     @for a in &r.analyses { (step(&ctx, a)) }
                     (timeline(r))
                     (data_quality(r))

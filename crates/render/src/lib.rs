@@ -7,6 +7,7 @@ platform (no clock, no text measurement, no hash-map order).
 * [`svg`]: our own small SVG chart module (lines, stacked areas, thresholds,
   gaps, min/max envelopes for long captures).
 * [`embed`]: the report's JSON inside the HTML, escaped, and read back.
+* [`words`]: the phrases the terminal, Markdown and HTML share.
 */
 #![deny(missing_docs)]
 
@@ -15,6 +16,7 @@ pub mod embed;
 pub mod html;
 pub mod md;
 pub mod svg;
+pub mod words;
 
 #[cfg(test)]
 mod props;

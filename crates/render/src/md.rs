@@ -1,14 +1,17 @@
-//! The report as Markdown for pasting into a ticket: header facts, the SLO
-//! scorecard, the top recommendations with their evidence, and the key
-//! findings and figures. No links, no images. Text from the bundle is
-//! escaped so it cannot turn into Markdown or HTML.
+//! The report as Markdown for pasting into a ticket, short enough to read
+//! there (under about 60 lines): the verdict first, then what happened
+//! (phases, restarts, bursts with their times), the scorecard, the top
+//! actions, the key figures per phase and the timeline's key events. No
+//! links, no images. Text from the bundle is escaped so it cannot turn
+//! into Markdown or HTML.
 
 use std::fmt::Write as _;
 
 use vllm_lens_analysis::model::*;
+use vllm_lens_analysis::text::{bucket_cell, num};
 use vllm_lens_analysis::time::{format_duration, format_rfc3339};
 
-use crate::html::num;
+use crate::words;
 
 /// Escapes Markdown and HTML syntax in text that came from the bundle.
 pub fn escape(s: &str) -> String {
@@ -35,6 +38,53 @@ fn val(v: Option<f64>, unit: &str) -> String {
     }
 }
 
+/// Most recommendations, narrative lines and timeline events shown.
+const MAX_RECS: usize = 4;
+const MAX_NARRATIVE: usize = 6;
+const MAX_EVENTS: usize = 6;
+
+/// Key figures of one column (a phase or the whole capture).
+fn key_figures(s: &Summary, in_flight: Option<f64>) -> Vec<String> {
+    let l = &s.latency;
+    let e = &s.efficiency;
+    let g = &s.gpu;
+    let bucket = |b: Option<Bounds>| b.map_or("missing".into(), |b| bucket_cell(b.low, b.high));
+    vec![
+        in_flight.map_or("missing".into(), |x| num(x.round())),
+        val(s.workload.requests_per_min, ""),
+        bucket(l.bounds.ttft_p95_ms),
+        bucket(l.bounds.itl_p95_ms),
+        format!(
+            "{} / {} / {}",
+            val(l.queue_ms, "ms"),
+            val(l.prefill_ms, "ms"),
+            val(l.decode_ms, "ms")
+        ),
+        val(e.gen_tokens_per_sec, ""),
+        val(e.kv_cache_pct, "%"),
+        format!(
+            "{} / {}",
+            val(g.tensor_active_pct_avg, "%"),
+            val(g.dram_active_pct_avg, "%")
+        ),
+        val(s.memory.tokens_per_joule, ""),
+        val(s.outcomes.error_abort_pct, "%"),
+    ]
+}
+
+const FIGURE_NAMES: [&str; 10] = [
+    "requests in flight (mean)",
+    "finished requests/min",
+    "TTFT p95 (bucket)",
+    "inter-token p95 (bucket)",
+    "queue / prefill / decode (mean)",
+    "generated tokens/s",
+    "KV cache (max)",
+    "tensor / DRAM active (mean)",
+    "generated tokens per joule",
+    "error + abort",
+];
+
 /// The Markdown summary.
 pub fn render(r: &Report) -> String {
     let mut o = String::new();
@@ -42,138 +92,164 @@ pub fn render(r: &Report) -> String {
     let d = &r.deployment;
     let _ = writeln!(
         o,
-        "## vLLM Lens report: {} on {} × {}\n",
+        "## vLLM Lens: {} on {} × {}: {}\n",
         escape(d.model.as_deref().unwrap_or("vLLM")),
         d.gpus,
-        escape(d.gpu_model.as_deref().unwrap_or("GPU"))
+        escape(d.gpu_model.as_deref().unwrap_or("GPU")),
+        words::verdict_word(r.verdict.status)
     );
-    let _ = writeln!(o, "- Bundle: {}", escape(&b.name));
-    if let Some(h) = &b.sha256 {
-        let _ = writeln!(o, "- SHA-256: {}", escape(h));
-    }
-    if let (Some(a), Some(z)) = (b.start_ms, b.end_ms) {
-        let _ = writeln!(
-            o,
-            "- Captured: {} → {} ({}), every {} s",
+    let _ = writeln!(o, "**{}**\n", escape(&r.verdict.headline));
+    let captured = match (b.start_ms, b.end_ms) {
+        (Some(a), Some(z)) => format!(
+            "{} → {} ({}), every {} s",
             format_rfc3339(a),
             format_rfc3339(z),
             format_duration(z - a),
             b.scrape_interval_ms
                 .map_or("?".into(), |ms| num(ms as f64 / 1000.0))
-        );
-    }
+        ),
+        _ => "time unknown".into(),
+    };
     let _ = writeln!(
         o,
-        "- vLLM {} ({} engine, inferred from the data); tool: vLLM Lens {}\n",
+        "Bundle {}{}, {captured}; vLLM {} ({} engine, inferred); vLLM Lens {}.\n",
+        escape(&b.name),
+        b.sha256.as_deref().map_or(String::new(), |h| format!(
+            " (SHA-256 {})",
+            escape(h.get(..12).unwrap_or(h))
+        )),
         escape(d.vllm_versions.as_deref().unwrap_or("version unknown")),
-        escape(&d.vllm_engine.to_string()),
+        escape(&d.vllm_engine),
         escape(&r.tool_version)
     );
-    let _ = writeln!(o, "### SLO scorecard\n");
-    let _ = writeln!(o, "| SLO | verdict | value | headroom |");
-    let _ = writeln!(o, "|---|---|---|---|");
+    if !r.verdict.narrative.is_empty() {
+        let _ = writeln!(o, "### What happened\n");
+        for line in r.verdict.narrative.iter().take(MAX_NARRATIVE) {
+            let _ = writeln!(o, "- {}", escape(line));
+        }
+        let _ = writeln!(o);
+    }
+    let _ = writeln!(o, "### Scorecard\n");
+    let _ = writeln!(o, "| objective | verdict | measured | headroom | minutes |");
+    let _ = writeln!(o, "|---|---|---|---|---|");
     for s in &r.slo {
-        let verdict = match s.status {
-            SloStatus::Pass => "✔ pass",
-            SloStatus::Fail => "✖ FAIL",
-            SloStatus::NotExercised => "– not exercised",
-        };
         let _ = writeln!(
             o,
-            "| {} | {verdict} | {} | {} |",
+            "| {} | {} | {} | {} | {} |",
             escape(&s.title),
-            val(s.value, &s.unit),
-            val(s.headroom, &s.unit)
+            words::status_mark(s.status),
+            escape(&words::slo_value(s)),
+            escape(&words::slo_headroom(s)),
+            escape(&words::slo_windows(s))
         );
     }
     let _ = writeln!(o, "\n### What to do\n");
     if r.recommendations.is_empty() {
-        let _ = writeln!(o, "Nothing: no rule found its evidence in this capture.");
-    }
-    for rec in r.recommendations.iter().take(5) {
-        let conf = match rec.confidence {
-            Confidence::High => "high",
-            Confidence::Medium => "medium",
-            Confidence::Low => "low",
-        };
         let _ = writeln!(
             o,
-            "{}. **{}** ({conf} confidence)",
+            "Nothing needs to change: no rule found its evidence in this capture."
+        );
+    }
+    for rec in r.recommendations.iter().take(MAX_RECS) {
+        let addresses: Vec<&str> = rec.addresses.iter().map(|a| a.as_str()).collect();
+        let _ = writeln!(
+            o,
+            "{}. **{}** (for {}; {} confidence). {}",
             rec.rank,
-            escape(&rec.title)
+            escape(&rec.title),
+            escape(&addresses.join(", ")),
+            words::confidence_word(rec.confidence),
+            escape(&rec.action)
         );
         let _ = writeln!(o, "   - Why: {}", escape(&rec.rationale));
-        let _ = writeln!(o, "   - Do: {}", escape(&rec.action));
-        for e in &rec.evidence {
-            let _ = writeln!(
-                o,
-                "   - Evidence: {} = {}{}",
-                escape(&e.label),
-                val(e.value, &e.unit),
-                if e.metrics.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", escape(&e.metrics.join(", ")))
-                }
-            );
-        }
     }
-    let _ = writeln!(o, "\n### Findings\n");
-    for a in &r.analyses {
-        let _ = writeln!(o, "**{}**\n", escape(&a.title));
-        for f in &a.findings {
-            let tag = match f.severity {
-                Severity::Fail => "✖ fail",
-                Severity::Warn => "▲ warn",
-                Severity::Pass => "✔ pass",
-                Severity::Info => "ℹ info",
-                Severity::NotApplicable => "– n/a",
-            };
-            let _ = writeln!(o, "- {tag}: {}", escape(&f.title));
-        }
-        let _ = writeln!(o);
+    if r.recommendations.len() > MAX_RECS {
+        let _ = writeln!(
+            o,
+            "\n({} more in the HTML report.)",
+            r.recommendations.len() - MAX_RECS
+        );
     }
-    let s = &r.summary;
-    let _ = writeln!(o, "### Key figures (whole capture)\n");
-    let _ = writeln!(o, "| figure | value |");
-    let _ = writeln!(o, "|---|---|");
-    let rows: [(&str, Option<f64>, &str); 14] = [
-        ("queue / prefill / decode (avg)", None, ""),
-        ("TTFT p95", s.latency.ttft_p95_ms, "ms"),
-        ("inter-token p95", s.latency.itl_p95_ms, "ms"),
-        ("decode share", s.latency.decode_share_pct, "%"),
-        ("generated tokens/s", s.efficiency.gen_tokens_per_sec, ""),
-        ("prefix-cache hit", s.efficiency.prefix_cache_hit_pct, "%"),
-        ("running (max)", s.efficiency.running, ""),
-        ("waiting (max)", s.efficiency.waiting, ""),
-        ("KV pool (max)", s.efficiency.kv_cache_pct, "%"),
-        ("requests/min", s.workload.requests_per_min, ""),
-        ("error + abort", s.outcomes.error_abort_pct, "%"),
-        ("GPU util / tensor / DRAM (mean)", None, ""),
-        ("VRAM used (max)", s.memory.vram_used_pct, "%"),
-        ("tokens per joule", s.memory.tokens_per_joule, ""),
-    ];
-    for (label, v, unit) in rows {
-        let text = match label {
-            "queue / prefill / decode (avg)" => format!(
-                "{} / {} / {}",
-                val(s.latency.queue_ms, "ms"),
-                val(s.latency.prefill_ms, "ms"),
-                val(s.latency.decode_ms, "ms")
-            ),
-            "GPU util / tensor / DRAM (mean)" => format!(
-                "{} / {} / {}",
-                val(s.gpu.gpu_util_pct_avg, "%"),
-                val(s.gpu.tensor_active_pct_avg, "%"),
-                val(s.gpu.dram_active_pct_avg, "%")
-            ),
-            _ => val(v, unit),
-        };
-        let _ = writeln!(o, "| {label} | {text} |");
+    // Key figures: per steady phase when there are several.
+    let steady: Vec<&Phase> = r
+        .phases
+        .iter()
+        .filter(|p| p.kind == PhaseKind::Steady)
+        .collect();
+    let columns: Vec<(String, Vec<String>)> = if steady.len() > 1 {
+        steady
+            .iter()
+            .map(|p| {
+                (
+                    words::phase_label(p),
+                    key_figures(&p.figures, p.in_flight_avg),
+                )
+            })
+            .collect()
+    } else {
+        let in_flight = r
+            .phases
+            .first()
+            .filter(|_| r.phases.len() == 1)
+            .and_then(|p| p.in_flight_avg);
+        vec![(
+            "whole capture".to_string(),
+            key_figures(&r.summary, in_flight),
+        )]
+    };
+    let _ = writeln!(o, "\n### Key figures\n");
+    let _ = writeln!(
+        o,
+        "| figure | {} |",
+        columns
+            .iter()
+            .map(|c| c.0.as_str())
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    let _ = writeln!(o, "|---|{}", "---|".repeat(columns.len()));
+    for (i, name) in FIGURE_NAMES.iter().enumerate() {
+        let _ = writeln!(
+            o,
+            "| {name} | {} |",
+            columns
+                .iter()
+                .map(|c| c.1[i].as_str())
+                .collect::<Vec<_>>()
+                .join(" | ")
+        );
+    }
+    // The timeline's key events.
+    let key: Vec<&TimelineEvent> = r
+        .timeline
+        .iter()
+        .filter(|e| {
+            matches!(
+                e.kind,
+                TimelineKind::LoadStep
+                    | TimelineKind::Restart
+                    | TimelineKind::ErrorBurst
+                    | TimelineKind::SloBreached
+                    | TimelineKind::WaitingStarted
+                    | TimelineKind::PreemptionsStarted
+                    | TimelineKind::KvAbove90
+                    | TimelineKind::ScrapeGap
+                    | TimelineKind::Xid
+            )
+        })
+        .collect();
+    if !key.is_empty() {
+        let _ = writeln!(o, "\n### Timeline (UTC)\n");
+        for e in key.iter().take(MAX_EVENTS) {
+            let _ = writeln!(o, "- {} {}", words::hhmm(e.time_ms), escape(&e.description));
+        }
+        if key.len() > MAX_EVENTS {
+            let _ = writeln!(o, "- … {} more in the HTML report", key.len() - MAX_EVENTS);
+        }
     }
     let _ = writeln!(
         o,
-        "\n_Data quality: {}; {} note(s). Full report: the HTML file made from the same bundle._",
+        "\n_Data quality: {}; {} note(s). Figures are whole-window; quantiles are the histogram bucket they lie in. Full report: the HTML file made from the same bundle._",
         escape(&r.data_quality.vllm_version),
         r.data_quality.notes.len()
     );

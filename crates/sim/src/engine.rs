@@ -104,6 +104,8 @@ pub struct Replica {
     pub(crate) loaded: bool,
     last_log: (f64, f64, f64),
     rr_skip: u64,
+    /// When the last crash happened (the new process starts then).
+    crashed_at: f64,
 }
 
 /// Session state of a closed-loop user.
@@ -230,6 +232,7 @@ impl Sim {
                 loaded: true,
                 last_log: (0.0, 0.0, 0.0),
                 rr_skip: 0,
+                crashed_at: 0.0,
             };
             sim.replicas.push(rep);
         }
@@ -394,7 +397,12 @@ impl Sim {
                 Ev::Collect { node } => obs.collect(self, node, t),
                 Ev::Restart { replica, down_ns } => self.restart(replica, down_ns as f64 / 1e9),
                 Ev::Up { replica } => {
-                    let start = self.unix(t) - 41.0;
+                    // The container restarts at the crash; it serves once
+                    // the model is loaded, `down_s` later.
+                    let crashed = self.replicas[replica].crashed_at;
+                    let start = self.unix(crashed);
+                    // The engine's metrics exist before the server answers.
+                    let created = start + 0.8 * (t - crashed);
                     let r = &mut self.replicas[replica];
                     r.up = true;
                     r.loaded = true;
@@ -402,7 +410,7 @@ impl Sim {
                         self.r.version,
                         self.r.scenario.server.max_model_len,
                         start,
-                        start + 38.4,
+                        created,
                         self.num_blocks,
                     );
                     r.pool = Pool::new(
@@ -1011,6 +1019,7 @@ impl Sim {
         let r = &mut self.replicas[rep];
         r.up = false;
         r.loaded = false;
+        r.crashed_at = now;
         r.step = None;
         r.inbox.clear();
         r.waiting.clear();

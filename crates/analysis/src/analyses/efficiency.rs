@@ -1,25 +1,34 @@
 //! Step 2: does the engine use the GPU well. Prefix-cache hits, continuous
 //! batching (tokens per step against running requests), what KV usage
-//! measures, preemptions.
+//! measures, preemptions, and waiting.
 
 use vllm_lens_catalog::Signal;
 
 use super::{Ctx, finding, missing};
-use crate::model::{Finding, Severity};
+use crate::ids::{FindingId as F, SloId};
+use crate::model::{Finding, Severity, SloStatus};
+use crate::queue::QueuedBy;
+use crate::thresholds::{
+    BATCHING_BROKEN_TOKENS, BATCHING_MIN_RUNNING, KV_FULL_PCT, KV_WARN_PCT, PREFIX_LOW_PCT,
+};
 
 pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
+    prefix(ctx, &mut out);
+    batching(ctx, &mut out);
+    kv(ctx, &mut out);
+    preemptions(ctx, &mut out);
+    waiting(ctx, &mut out);
+    out
+}
+
+fn prefix(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let e = &ctx.summary.efficiency;
-    // Prefix cache.
+    let hits = [Signal::PrefixHits, Signal::PrefixQueries];
     match e.prefix_cache_hit_pct {
         Some(hit) => {
             let evidence = vec![
-                ctx.ev(
-                    "prefix-cache hit rate",
-                    Some(hit),
-                    "%",
-                    &[Signal::PrefixHits, Signal::PrefixQueries],
-                ),
+                ctx.ev("prefix-cache hit rate", Some(hit), "%", &hits),
                 ctx.ev(
                     "prompt tokens per second",
                     e.prompt_tokens_per_sec,
@@ -27,29 +36,21 @@ pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
                     &[Signal::PromptTokens],
                 ),
             ];
-            if hit < 30.0 {
-                let saved = e
-                    .prompt_tokens_per_sec
-                    .map(|p| p * (50.0 - hit).max(0.0) / 100.0);
+            if hit < PREFIX_LOW_PCT {
                 out.push(finding(
-                    "efficiency.prefix_cache_low",
+                    F::EfficiencyPrefixLow,
                     Severity::Warn,
                     format!("Prefix-cache hit rate is {hit:.0} %"),
-                    format!(
-                        "Only {hit:.0} % of prompt tokens are found in the prefix cache; the rest is computed again. Requests that start with the same text (system prompt, tool definitions, few-shot examples) share cached blocks only if that text is byte-identical and comes first.{}",
-                        saved.map_or(String::new(), |s| format!(" Raising the hit rate to 50 % would skip about {s:.0} prompt tokens of prefill every second."))
-                    ),
                     evidence,
-                    "Standardise the prompt prefix: put fixed text first, keep it byte-identical, move per-request data to the end.",
+                    &[("hit", format!("{hit:.0}"))],
                 ));
             } else {
                 out.push(finding(
-                    "efficiency.prefix_cache_ok",
+                    F::EfficiencyPrefixOk,
                     Severity::Pass,
                     format!("Prefix-cache hit rate is {hit:.0} %"),
-                    "A good part of every prompt is served from cache instead of being computed again.".into(),
                     evidence,
-                    "",
+                    &[],
                 ));
             }
         }
@@ -58,128 +59,226 @@ pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
                 && rate < 0.0
             {
                 out.push(finding(
-                    "efficiency.prefix_caching_off",
+                    F::EfficiencyPrefixOff,
                     Severity::Warn,
                     "Prefix caching is off".into(),
-                    "vllm:gpu_prefix_cache_hit_rate reads −1: this V0 server runs without prefix caching (its default), so every prompt is computed in full, even text every request shares.".into(),
-                    vec![ctx.ev("lifetime hit rate gauge", Some(rate), "", &[Signal::PrefixHitRateLifetime])],
-                    "Start vLLM with --enable-prefix-caching (on by default from the V1 engine).",
+                    vec![ctx.ev(
+                        "lifetime hit rate gauge",
+                        Some(rate),
+                        "",
+                        &[Signal::PrefixHitRateLifetime],
+                    )],
+                    &[],
                 ));
             } else if ctx.has(Signal::PrefixHitRateLifetime) {
                 out.push(finding(
-                    "efficiency.prefix_cache_lifetime_only",
+                    F::EfficiencyPrefixLifetimeOnly,
                     Severity::Info,
                     "Only a lifetime prefix-cache hit rate is exported (V0)".into(),
-                    "This vLLM release exports the hit rate since the server started, not counters, so it cannot be read per window. A value of −1 means prefix caching is off (the V0 default).".into(),
-                    vec![ctx.ev("lifetime hit rate since start", ctx.prefix_lifetime.map(|r| r * 100.0), "%", &[Signal::PrefixHitRateLifetime])],
-                    "Turn on --enable-prefix-caching if prompts share a prefix; newer releases export windowable counters.",
+                    vec![ctx.ev(
+                        "lifetime hit rate since start",
+                        ctx.prefix_lifetime.map(|r| r * 100.0),
+                        "%",
+                        &[Signal::PrefixHitRateLifetime],
+                    )],
+                    &[],
                 ));
             } else {
                 out.push(missing(
-                    "efficiency.prefix_cache_missing",
+                    F::EfficiencyPrefixMissing,
                     "Prefix-cache hit rate",
-                    &[Signal::PrefixHits, Signal::PrefixQueries],
+                    &hits,
                 ));
             }
         }
     }
-    // Continuous batching: tokens per step against running requests.
+}
+
+fn batching(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let e = &ctx.summary.efficiency;
+    let evidence = |tpi: f64, running: f64| {
+        vec![
+            ctx.ev(
+                "tokens per iteration",
+                Some(tpi),
+                "tokens",
+                &[Signal::IterationTokens],
+            ),
+            ctx.ev(
+                "running (mean)",
+                Some(running),
+                "requests",
+                &[Signal::Running],
+            ),
+        ]
+    };
     match (e.tokens_per_iteration, e.running_avg) {
-        (Some(tpi), Some(running)) if running >= 4.0 && tpi < 1.5 => out.push(finding(
-            "efficiency.batching_broken",
-            Severity::Fail,
-            format!("{tpi:.1} tokens per engine step with {running:.0} requests running"),
-            "With continuous batching every running request adds a token to each step, so tokens per step should be close to the number running. About one token per step with many running means requests are processed one at a time.".into(),
-            vec![
-                ctx.ev("tokens per iteration", Some(tpi), "tokens", &[Signal::IterationTokens]),
-                ctx.ev("running (mean)", Some(running), "requests", &[Signal::Running]),
-            ],
-            "Check --max-num-seqs, --max-num-batched-tokens and whether the client serialises requests.",
-        )),
+        (Some(tpi), Some(running))
+            if running >= BATCHING_MIN_RUNNING && tpi < BATCHING_BROKEN_TOKENS =>
+        {
+            out.push(finding(
+                F::EfficiencyBatchingBroken,
+                Severity::Fail,
+                format!("{tpi:.1} tokens per engine step with {running:.0} requests running"),
+                evidence(tpi, running),
+                &[],
+            ))
+        }
         (Some(tpi), Some(running)) if running > 0.5 => out.push(finding(
-            "efficiency.batching_ok",
+            F::EfficiencyBatchingOk,
             Severity::Pass,
-            format!("Continuous batching works: {tpi:.1} tokens per step with {running:.1} running on average"),
-            "Each engine step carries a token for about every running request (plus prompt chunks), as it should.".into(),
-            vec![
-                ctx.ev("tokens per iteration", Some(tpi), "tokens", &[Signal::IterationTokens]),
-                ctx.ev("running (mean)", Some(running), "requests", &[Signal::Running]),
-            ],
-            "",
+            format!(
+                "Continuous batching works: {tpi:.1} tokens per step with {running:.1} running on average"
+            ),
+            evidence(tpi, running),
+            &[],
         )),
-        (None, _) => out.push(missing("efficiency.batching_missing", "Tokens per engine step", &[Signal::IterationTokens])),
+        (None, _) => out.push(missing(
+            F::EfficiencyBatchingMissing,
+            "Tokens per engine step",
+            &[Signal::IterationTokens],
+        )),
         _ => {}
     }
-    // KV usage: what it measures, and pressure.
-    if let Some(kv) = e.kv_cache_pct {
-        let kv_windows =
-            ctx.windows_where(|w| w.efficiency.kv_cache_pct.is_some_and(|k| k >= 90.0));
-        let sev = if kv >= 90.0 {
-            Severity::Fail
-        } else if kv >= 60.0 {
-            Severity::Warn
-        } else {
-            Severity::Info
-        };
-        out.push(finding(
-            "efficiency.kv_usage",
-            sev,
-            format!("KV-cache pool at most {kv:.1} % in use"),
-            "KV-cache usage is the share of the block pool vLLM allocated at start-up (sized by --gpu-memory-utilization), not of VRAM. Near 100 % new requests wait for blocks or running ones are preempted; far below it the pool has room for many more concurrent requests.".into(),
-            vec![
-                ctx.ev("KV cache max", Some(kv), "%", &[Signal::KvUsage]),
-                ctx.ev("KV cache mean", e.kv_cache_pct_avg, "%", &[Signal::KvUsage]),
-                ctx.ev_at("windows at ≥ 90 %", Some(kv_windows.len() as f64), "windows", &[Signal::KvUsage], kv_windows),
-            ],
-            if kv >= 60.0 { "Scale out before the pool fills: autoscale on KV ≈ 60 % or waiting > 0." } else { "" },
-        ));
-    } else {
+}
+
+fn kv(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let e = &ctx.summary.efficiency;
+    let Some(kv) = e.kv_cache_pct else {
         out.push(missing(
-            "efficiency.kv_missing",
+            F::EfficiencyKvMissing,
             "KV-cache usage",
             &[Signal::KvUsage],
         ));
+        return;
+    };
+    let full = ctx.windows_where(|w| w.efficiency.kv_cache_pct.is_some_and(|k| k >= KV_FULL_PCT));
+    let sev = if kv >= KV_FULL_PCT {
+        Severity::Fail
+    } else if kv >= KV_WARN_PCT {
+        Severity::Warn
+    } else {
+        Severity::Info
+    };
+    let mut evidence = vec![
+        ctx.ev("KV cache max", Some(kv), "%", &[Signal::KvUsage]),
+        ctx.ev("KV cache mean", e.kv_cache_pct_avg, "%", &[Signal::KvUsage]),
+        ctx.ev_at(
+            "windows at ≥ 90 %",
+            Some(full.len() as f64),
+            "windows",
+            &[Signal::KvUsage],
+            full,
+        ),
+    ];
+    for p in ctx.steady_phases() {
+        evidence.push(ctx.ev_at(
+            &format!(
+                "KV max at ~{:.0} in flight",
+                p.in_flight_avg.unwrap_or_default()
+            ),
+            p.figures.efficiency.kv_cache_pct,
+            "%",
+            &[Signal::KvUsage],
+            vec![p.start_ms],
+        ));
     }
-    // Preemptions.
-    if let Some(p) = e.preemptions_per_min {
-        if p > 0.0 {
-            let at =
-                ctx.windows_where(|w| w.efficiency.preemptions_per_min.is_some_and(|x| x > 0.0));
-            out.push(finding(
-                "efficiency.preemptions",
-                Severity::Fail,
-                format!("{p:.1} preemptions per minute"),
-                "The KV pool ran out: running requests were evicted and must recompute their prompt later, which wastes GPU time and adds latency.".into(),
-                vec![ctx.ev_at("preemptions", Some(p), "per min", &[Signal::Preemptions], at)],
-                "Lower --max-num-seqs, or raise --gpu-memory-utilization (or add a GPU) so the pool holds the concurrency.",
-            ));
-        } else {
-            out.push(finding(
-                "efficiency.no_preemptions",
-                Severity::Pass,
-                "No preemptions".into(),
-                "The KV pool never ran out.".into(),
-                vec![ctx.ev("preemptions", Some(0.0), "per min", &[Signal::Preemptions])],
-                "",
-            ));
-        }
-    }
-    // Waiting.
-    if let Some((w, at)) = ctx.max_of(|w| w.efficiency.waiting)
-        && w > 0.0
-    {
-        let windows = ctx.windows_where(|x| x.efficiency.waiting.is_some_and(|v| v > 0.0));
+    let action = if kv >= KV_WARN_PCT {
+        "Scale out before the pool fills: autoscale on requests in flight or KV usage (see What to do)."
+    } else {
+        ""
+    };
+    out.push(finding(
+        F::EfficiencyKvUsage,
+        sev,
+        format!("KV-cache pool at most {kv:.1} % in use"),
+        evidence,
+        &[("action", action.to_string())],
+    ));
+}
+
+fn preemptions(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(p) = ctx.summary.efficiency.preemptions_per_min else {
+        return;
+    };
+    if p > 0.0 {
+        let at = ctx.windows_where(|w| w.efficiency.preemptions_per_min.is_some_and(|x| x > 0.0));
         out.push(finding(
-                "efficiency.waiting",
-                if windows.len() * 2 >= ctx.windows.len() { Severity::Fail } else { Severity::Warn },
-                format!("Requests waited for a slot in {} of {} windows (up to {w:.0})", windows.len(), ctx.windows.len()),
-                "Waiting requests are not yet running: the engine had no room (sequences or KV blocks) for them.".into(),
-                vec![
-                    ctx.ev_at("waiting max", Some(w), "requests", &[Signal::Waiting], vec![at]),
-                    ctx.ev_at("windows with waiting > 0", Some(windows.len() as f64), "windows", &[Signal::Waiting], windows),
-                ],
-                "Add capacity or autoscale on waiting > 0.",
-            ));
+            F::EfficiencyPreemptions,
+            Severity::Fail,
+            format!("{p:.1} preemptions per minute"),
+            vec![
+                ctx.ev_at(
+                    "preemptions",
+                    Some(p),
+                    "per min",
+                    &[Signal::Preemptions],
+                    at,
+                ),
+                ctx.ev(
+                    "KV cache max",
+                    ctx.summary.efficiency.kv_cache_pct,
+                    "%",
+                    &[Signal::KvUsage],
+                ),
+            ],
+            &[],
+        ));
+    } else {
+        out.push(finding(
+            F::EfficiencyNoPreemptions,
+            Severity::Pass,
+            "No preemptions".into(),
+            vec![ctx.ev("preemptions", Some(0.0), "per min", &[Signal::Preemptions])],
+            &[],
+        ));
     }
-    out
+}
+
+/// Requests that waited for a slot: the queue definition's windows.
+fn waiting(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let q = ctx.queue;
+    let windows: Vec<i64> = q
+        .queued_windows()
+        .iter()
+        .map(|&w| ctx.windows[w].start_ms)
+        .collect();
+    if windows.is_empty() {
+        return;
+    }
+    let most = q
+        .replicas
+        .iter()
+        .flat_map(|r| r.queued.iter())
+        .filter(|x| x.by == QueuedBy::Waiting)
+        .map(|x| x.in_flight - x.running)
+        .fold(0.0, f64::max);
+    let failing = ctx.slo(SloId::QueueAtConcurrency) == Some(SloStatus::Fail)
+        || ctx.slo(SloId::TtftP95) == Some(SloStatus::Fail);
+    let n = windows.len();
+    out.push(finding(
+        F::EfficiencyWaiting,
+        if failing {
+            Severity::Fail
+        } else {
+            Severity::Warn
+        },
+        format!(
+            "Requests waited for a slot in {n} of {} windows{}",
+            ctx.windows.len(),
+            if most > 0.0 {
+                format!(" (up to {most:.0} waiting at once)")
+            } else {
+                String::new()
+            }
+        ),
+        vec![ctx.ev_at(
+            "windows with queueing",
+            Some(n as f64),
+            "windows",
+            &[Signal::Waiting, Signal::QueueTime],
+            windows,
+        )],
+        &[("waiting", q.waiting_metric.clone().unwrap_or_default())],
+    ));
 }

@@ -1,18 +1,74 @@
 //! Step 5: the GPU as an independent witness. GPU util says only that a
 //! kernel was running; GR engine, tensor and DRAM activity say what kind of
-//! work it was: memory-bound, compute-bound, idle or starved.
+//! work it was: memory-bound, compute-bound, idle or starved. Where the
+//! capture has several load levels, each is given on its own.
 
 use vllm_lens_catalog::Signal;
 
 use super::{Ctx, finding, missing};
-use crate::model::{Finding, Severity};
+use crate::ids::FindingId as F;
+use crate::model::{Evidence, Finding, Severity};
+use crate::thresholds::{
+    COMPUTE_BOUND_TENSOR_PCT, GPU_IDLE_UTIL_PCT, GPU_STARVED_UTIL_PCT, HOT_C,
+    MEMORY_BOUND_DRAM_PCT, TENSOR_IDLE_PCT, UTIL_RESIDENCY_PCT,
+};
+
+/// Tensor and DRAM activity per steady phase, when there are several.
+fn per_phase(ctx: &Ctx<'_>) -> Vec<Evidence> {
+    let mut out = Vec::new();
+    for p in ctx.steady_phases() {
+        let at = format!("~{:.0} in flight", p.in_flight_avg.unwrap_or_default());
+        out.push(ctx.ev_at(
+            &format!("tensor active (mean) at {at}"),
+            p.figures.gpu.tensor_active_pct_avg,
+            "%",
+            &[Signal::TensorActive],
+            vec![p.start_ms],
+        ));
+        out.push(ctx.ev_at(
+            &format!("DRAM active (mean) at {at}"),
+            p.figures.gpu.dram_active_pct_avg,
+            "%",
+            &[Signal::DramActive],
+            vec![p.start_ms],
+        ));
+    }
+    out
+}
+
+/// "DRAM 97 % / tensor 5 % at ~8 in flight, …" per steady phase, or the
+/// whole capture's figures when there is one level.
+fn activity(ctx: &Ctx<'_>, d: f64, t: f64) -> String {
+    let phases = ctx.steady_phases();
+    if phases.is_empty() {
+        return format!("DRAM {d:.0} % active, tensor cores {t:.0} %");
+    }
+    phases
+        .iter()
+        .map(|p| {
+            format!(
+                "DRAM {} / tensor {} at ~{:.0} in flight",
+                p.figures
+                    .gpu
+                    .dram_active_pct_avg
+                    .map_or("?".into(), |x| format!("{x:.0} %")),
+                p.figures
+                    .gpu
+                    .tensor_active_pct_avg
+                    .map_or("?".into(), |x| format!("{x:.0} %")),
+                p.in_flight_avg.unwrap_or_default()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
 
 pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
     let g = &ctx.summary.gpu;
     let Some(util) = g.gpu_util_pct_avg else {
         out.push(missing(
-            "hardware.dcgm_missing",
+            F::HardwareDcgmMissing,
             "GPU utilisation",
             &[Signal::GpuUtil],
         ));
@@ -21,7 +77,7 @@ pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
     let tensor = g.tensor_active_pct_avg;
     let dram = g.dram_active_pct_avg;
     let gr = g.gr_engine_active_pct_avg;
-    let evidence = vec![
+    let mut evidence = vec![
         ctx.ev("GPU util (mean)", Some(util), "%", &[Signal::GpuUtil]),
         ctx.ev(
             "GR engine active (mean)",
@@ -32,48 +88,71 @@ pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
         ctx.ev("tensor active (mean)", tensor, "%", &[Signal::TensorActive]),
         ctx.ev("DRAM active (mean)", dram, "%", &[Signal::DramActive]),
     ];
+    evidence.extend(per_phase(ctx));
     match (tensor, dram) {
         (Some(t), Some(d)) => {
-            let (id, title, text, sev) = if util < 10.0 {
-                ("hardware.idle", format!("The GPU is mostly idle: {util:.0} % util"), "Few kernels run: the load is light for this GPU.", Severity::Info)
-            } else if d >= 50.0 && t < 30.0 {
-                ("hardware.memory_bound", format!("Memory-bound: DRAM {d:.0} % active, tensor cores {t:.0} %"), "The GPU spends its time streaming weights and KV cache from memory while the tensor cores wait: classic decode. More compute will not help; fewer bytes per token (quantization: FP8, INT4) or more bandwidth will.", Severity::Info)
-            } else if t >= 50.0 {
-                ("hardware.compute_bound", format!("Compute-bound: tensor cores {t:.0} % active"), "The tensor cores are busy: long prefills or large batches. More FLOPs (a bigger GPU, tensor parallelism) or less prefill work (prefix caching) help.", Severity::Info)
-            } else if util < 60.0 {
-                ("hardware.starved", format!("The GPU is starved: {util:.0} % util with DRAM {d:.0} % and tensor {t:.0} %"), "Kernels leave gaps: the host (scheduler, tokenizer, Python) cannot feed the GPU fast enough.", Severity::Warn)
+            let (id, title, sev) = if util < GPU_IDLE_UTIL_PCT {
+                (
+                    F::HardwareIdle,
+                    format!("The GPU is mostly idle: {util:.0} % util"),
+                    Severity::Info,
+                )
+            } else if d >= MEMORY_BOUND_DRAM_PCT && t < TENSOR_IDLE_PCT {
+                (
+                    F::HardwareMemoryBound,
+                    format!("Memory-bound: {}", activity(ctx, d, t)),
+                    Severity::Info,
+                )
+            } else if t >= COMPUTE_BOUND_TENSOR_PCT {
+                (
+                    F::HardwareComputeBound,
+                    format!("Compute-bound: {}", activity(ctx, d, t)),
+                    Severity::Info,
+                )
+            } else if util < GPU_STARVED_UTIL_PCT {
+                (
+                    F::HardwareStarved,
+                    format!(
+                        "The GPU is starved: {util:.0} % util with DRAM {d:.0} % and tensor {t:.0} %"
+                    ),
+                    Severity::Warn,
+                )
             } else {
-                ("hardware.mixed", format!("Tensor {t:.0} %, DRAM {d:.0} % active"), "Neither compute nor memory bandwidth is saturated.", Severity::Info)
+                (
+                    F::HardwareMixed,
+                    format!("Neither memory- nor compute-bound: {}", activity(ctx, d, t)),
+                    Severity::Info,
+                )
             };
-            out.push(finding(id, sev, title, text.into(), evidence.clone(), ""));
+            out.push(finding(id, sev, title, evidence.clone(), &[]));
         }
         _ => out.push(finding(
-            "hardware.prof_missing",
+            F::HardwareProfMissing,
             Severity::NotApplicable,
             "No profiling fields (DCGM_FI_PROF_*): the GPU's kind of work cannot be told".into(),
-            "dcgm-exporter skips every DCGM_FI_PROF_* series when profiling is unsupported or not enabled (older default-counters.csv, no SYS_ADMIN, DCP module missing, mixed GPU models). Without tensor and DRAM activity, GPU util alone cannot say whether the GPU is memory-bound or compute-bound.".into(),
             evidence.clone(),
-            "Run dcgm-exporter with dcp-metrics-included.csv (the GPU Operator's default) or uncomment DCGM_FI_PROF_GR_ENGINE_ACTIVE, DCGM_FI_PROF_PIPE_TENSOR_ACTIVE and DCGM_FI_PROF_DRAM_ACTIVE in the counters file; give the container the SYS_ADMIN capability.",
+            &[],
         )),
     }
-    if util >= 90.0 && gr.is_none_or(|x| x >= 90.0) && tensor.is_some_and(|t| t < 50.0) {
+    if util >= UTIL_RESIDENCY_PCT
+        && gr.is_none_or(|x| x >= UTIL_RESIDENCY_PCT)
+        && tensor.is_some_and(|t| t < COMPUTE_BOUND_TENSOR_PCT)
+    {
         out.push(finding(
-            "hardware.util_is_residency",
+            F::HardwareUtilIsResidency,
             Severity::Info,
             format!("GPU util reads {util:.0} % while the tensor cores are mostly idle"),
-            "DCGM_FI_DEV_GPU_UTIL is the share of time any kernel is resident, not how much of the GPU it uses: one small kernel reads 100 %. It cannot tell a saturated GPU from one with room to spare, so never plan capacity or autoscale on it.".into(),
             evidence,
-            "Use queue time, waiting requests and KV usage for capacity; tensor and DRAM activity for the kind of work.",
+            &[],
         ));
     }
     if let Some(temp) = g.temp_c
-        && temp >= 85.0
+        && temp >= HOT_C
     {
         out.push(finding(
-            "hardware.hot",
+            F::HardwareHot,
             Severity::Warn,
             format!("GPU temperature reached {temp:.0} °C"),
-            "Above about 85 °C GPUs lower their clocks to protect themselves.".into(),
             vec![
                 ctx.ev("temperature max", Some(temp), "°C", &[Signal::GpuTemp]),
                 ctx.ev(
@@ -83,17 +162,16 @@ pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
                     &[Signal::SmClock],
                 ),
             ],
-            "Check cooling and the power limit.",
+            &[],
         ));
     }
     if ctx.has(Signal::Xid) {
         out.push(finding(
-            "hardware.xid",
+            F::HardwareXid,
             Severity::Fail,
             "The GPU reported XID errors".into(),
-            "DCGM_FI_DEV_XID_ERRORS holds the last XID code the driver raised: hardware faults, driver resets, out-of-memory faults in kernels. The code is an identifier, not a count.".into(),
             vec![ctx.ev("XID series present", None, "", &[Signal::Xid])],
-            "Look the code up in NVIDIA's XID catalogue and check the node's kernel log.",
+            &[],
         ));
     }
     out

@@ -1,75 +1,126 @@
 //! Step 1: where latency goes. Queue, prefill and decode shares say which
-//! levers can matter; queue time is the earliest sign of saturation.
+//! levers can matter; queueing (defined once, in [`crate::queue`]) is the
+//! first sign of saturation; p99 stalls are what users feel as stutter.
 
 use vllm_lens_catalog::Signal;
+use vllm_lens_query::Verdict;
 
 use super::{Ctx, finding, missing};
-use crate::model::{Finding, Severity};
+use crate::ids::{FindingId as F, SloId};
+use crate::model::{Finding, Severity, SloStatus};
+use crate::text::{bucket_text, ms_text};
+use crate::thresholds::{
+    DECODE_DOMINATES_PCT, FRONTEND_GAP_MS, FRONTEND_GAP_SHARE, INTERFERENCE_DECODE_PCT,
+    PREFILL_DOMINATES_PCT, PREFILL_HEAVY_RATIO, STALL_FACTOR,
+};
 
 const PHASES: [Signal; 3] = [Signal::QueueTime, Signal::PrefillTime, Signal::DecodeTime];
 
 pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
+    split(ctx, &mut out);
+    queueing(ctx, &mut out);
+    frontend(ctx, &mut out);
+    stalls(ctx, &mut out);
+    out
+}
+
+/// Queue, prefill and decode shares.
+fn split(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let l = &ctx.summary.latency;
     let (Some(queue), Some(prefill), Some(decode)) = (l.queue_ms, l.prefill_ms, l.decode_ms) else {
         out.push(missing(
-            "latency.phases_missing",
+            F::LatencyPhasesMissing,
             "Queue / prefill / decode split",
             &PHASES,
         ));
-        return out;
+        return;
     };
     let total = queue + prefill + decode;
     let share = |x: f64| if total > 0.0 { 100.0 * x / total } else { 0.0 };
-    let evidence = vec![
+    let mut evidence = vec![
         ctx.ev("queue", Some(queue), "ms", &[Signal::QueueTime]),
         ctx.ev("prefill", Some(prefill), "ms", &[Signal::PrefillTime]),
         ctx.ev("decode", Some(decode), "ms", &[Signal::DecodeTime]),
         ctx.ev("decode share", Some(share(decode)), "%", &PHASES),
     ];
+    for p in ctx.steady_phases() {
+        evidence.push(ctx.ev_at(
+            &format!(
+                "decode at ~{:.0} in flight",
+                p.in_flight_avg.unwrap_or_default()
+            ),
+            p.figures.latency.decode_ms,
+            "ms",
+            &[Signal::DecodeTime],
+            vec![p.start_ms],
+        ));
+    }
     let prefill_heavy = ctx
         .summary
         .workload
         .gen_to_prompt_ratio
-        .is_some_and(|r| r < 0.1);
-    if prefill_heavy && share(decode) >= 50.0 {
+        .is_some_and(|r| r < PREFILL_HEAVY_RATIO);
+    if prefill_heavy && share(decode) >= INTERFERENCE_DECODE_PCT {
+        let generated = ctx
+            .summary
+            .workload
+            .avg_generated_tokens
+            .map_or("few".into(), |g| format!("{g:.0}"));
         out.push(finding(
-            "latency.prefill_interference",
+            F::LatencyPrefillInterference,
             Severity::Warn,
             format!(
-                "Decode takes {decode:.0} ms for {} generated tokens: prefill is slowing it down",
-                ctx.summary.workload.avg_generated_tokens.map_or("few".into(), |g| format!("{g:.0}"))
+                "Decode takes {decode:.0} ms for {generated} generated tokens: other requests' prefill slows it down"
             ),
-            "The prompts are long and the answers short, yet decode is most of the time. Each engine step that carries a chunk of some other request's long prompt takes far longer than a decode-only step, so every running answer waits for those chunks: inter-token latency is dominated by other requests' prefill.".into(),
             vec![
                 ctx.ev("decode", Some(decode), "ms", &[Signal::DecodeTime]),
-                ctx.ev("inter-token latency p95", l.itl_p95_ms, "ms", &[Signal::InterTokenLatency]),
-                ctx.ev("inter-token latency p50", l.itl_p50_ms, "ms", &[Signal::InterTokenLatency]),
-                ctx.ev("generated ÷ prompt tokens", ctx.summary.workload.gen_to_prompt_ratio, "", &[Signal::GenerationTokens, Signal::PromptTokens]),
+                ctx.ev(
+                    "inter-token latency p95",
+                    l.itl_p95_ms,
+                    "ms",
+                    &[Signal::InterTokenLatency],
+                ),
+                ctx.ev(
+                    "inter-token latency p50",
+                    l.itl_p50_ms,
+                    "ms",
+                    &[Signal::InterTokenLatency],
+                ),
+                ctx.ev(
+                    "generated ÷ prompt tokens",
+                    ctx.summary.workload.gen_to_prompt_ratio,
+                    "",
+                    &[Signal::GenerationTokens, Signal::PromptTokens],
+                ),
             ],
-            "Lower --max-num-batched-tokens so prefill chunks are smaller, or separate prefill from decode (disaggregated serving such as llm-d).",
+            &[],
         ));
-    } else if share(decode) >= 80.0 {
+    } else if share(decode) >= DECODE_DOMINATES_PCT {
         out.push(finding(
-            "latency.decode_dominates",
+            F::LatencyDecodeDominates,
             Severity::Info,
-            format!("Decode is {:.0} % of the time a request spends in the engine", share(decode)),
-            "Requests spend almost all their time generating tokens one by one. Work on the prompt side (chunked prefill, prompt compression, prefix caching) cannot move latency much. Decode is limited by how fast the GPU can stream the model's weights from memory, so what helps is fewer bytes per token (quantization), more memory bandwidth (tensor parallelism, a faster GPU) or a smaller model.".into(),
-            evidence.clone(),
-            "Stop optimising prefill; look at quantization or tensor parallelism for decode speed.",
+            format!(
+                "Decode is {:.0} % of the time a request spends in the engine",
+                share(decode)
+            ),
+            evidence,
+            &[],
         ));
-    } else if share(prefill) >= 40.0 {
+    } else if share(prefill) >= PREFILL_DOMINATES_PCT {
         out.push(finding(
-            "latency.prefill_dominates",
+            F::LatencyPrefillDominates,
             Severity::Info,
-            format!("Prefill is {:.0} % of the time a request spends in the engine", share(prefill)),
-            "Requests spend much of their time reading the prompt. Shorter prompts, a shared prompt prefix that the prefix cache can reuse, and chunked prefill (so that long prompts do not stall running decodes) are the levers.".into(),
-            evidence.clone(),
-            "Make the prompt prefix cacheable and keep chunked prefill on; check the prefix-cache hit rate.",
+            format!(
+                "Prefill is {:.0} % of the time a request spends in the engine",
+                share(prefill)
+            ),
+            evidence,
+            &[],
         ));
     } else {
         out.push(finding(
-            "latency.balanced",
+            F::LatencyBalanced,
             Severity::Info,
             format!(
                 "Queue {:.0} %, prefill {:.0} %, decode {:.0} % of engine time",
@@ -77,52 +128,211 @@ pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
                 share(prefill),
                 share(decode)
             ),
-            "No single phase dominates.".into(),
-            evidence.clone(),
-            "",
+            evidence,
+            &[],
         ));
     }
-    // Queue time: the earliest saturation signal.
-    let queued = ctx.windows_where(|w| w.latency.queue_ms.is_some_and(|q| q >= 50.0));
-    let worst = ctx.max_of(|w| w.latency.queue_ms);
-    match worst {
-        Some((q, at)) if q >= 50.0 => out.push(finding(
-            "latency.queueing",
-            if q >= 500.0 { Severity::Fail } else { Severity::Warn },
-            format!("Requests wait in the queue: up to {q:.0} ms on average in a window"),
-            "Time in the queue is time before the engine even starts on a request. It is the first sign that the server is saturated: more arrive than the engine can batch.".into(),
-            vec![
-                ctx.ev_at("worst queue time", Some(q), "ms", &[Signal::QueueTime], vec![at]),
-                ctx.ev_at("windows with queue ≥ 50 ms", Some(queued.len() as f64), "windows", &[Signal::QueueTime], queued),
-            ],
-            "Add capacity (a replica) or lower the load before latency SLOs break; alert on queue time.",
-        )),
-        Some((q, _)) => out.push(finding(
-            "latency.no_queueing",
-            Severity::Pass,
-            format!("No queueing: at most {q:.1} ms in any window"),
-            "Requests are scheduled as soon as they arrive.".into(),
-            vec![ctx.ev("worst queue time", Some(q), "ms", &[Signal::QueueTime])],
-            "",
-        )),
-        None => {}
+}
+
+/// Queueing, with the queue SLO's definition.
+fn queueing(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let q = ctx.queue;
+    if !q.measured {
+        return;
     }
-    // TTFT against queue + prefill: frontend overhead.
-    if let Some(ttft) = l.ttft_ms {
-        let gap = ttft - queue - prefill;
-        if gap > 50.0 && gap > 0.5 * ttft {
+    let waiting = q.waiting_metric.clone().unwrap_or_default();
+    let signals = [Signal::Running, Signal::Waiting, Signal::QueueTime];
+    let windows: Vec<i64> = q
+        .queued_windows()
+        .iter()
+        .map(|&w| ctx.windows[w].start_ms)
+        .collect();
+    let excluded = if q.excluded.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " {} warm-up or restart window(s) are left out.",
+            q.excluded.len()
+        )
+    };
+    match q.queueing_starts_at() {
+        Some(start) => {
+            let worst = ctx.max_of(|w| w.latency.queue_ms);
+            let failing = ctx.slo(SloId::QueueAtConcurrency) == Some(SloStatus::Fail);
+            let cap = q.admission_cap();
             out.push(finding(
-                "latency.frontend_overhead",
-                Severity::Warn,
-                format!("{gap:.0} ms of time to first token is spent outside the engine"),
-                "TTFT should be about queue + prefill. The rest is the API server: tokenisation, request validation, detokenisation or a busy Python process.".into(),
+                F::LatencyQueueing,
+                if failing {
+                    Severity::Fail
+                } else {
+                    Severity::Warn
+                },
+                format!(
+                    "Requests queued in {} of {} windows, from {start:.0} requests in flight{}",
+                    windows.len(),
+                    ctx.windows.len(),
+                    cap.map_or(String::new(), |c| format!(
+                        " (at most {c:.0} ran at once while others waited)"
+                    ))
+                ),
                 vec![
-                    ctx.ev("TTFT", Some(ttft), "ms", &[Signal::Ttft]),
-                    ctx.ev("queue + prefill", Some(queue + prefill), "ms", &[Signal::QueueTime, Signal::PrefillTime]),
+                    ctx.ev_at(
+                        "queueing starts at",
+                        Some(start),
+                        "requests in flight",
+                        &signals,
+                        windows.clone(),
+                    ),
+                    ctx.ev("admission cap", cap, "running requests", &[Signal::Running]),
+                    ctx.ev_at(
+                        "worst mean queue time",
+                        worst.map(|x| x.0),
+                        "ms",
+                        &[Signal::QueueTime],
+                        worst.map(|x| vec![x.1]).unwrap_or_default(),
+                    ),
                 ],
-                "Check the API server's CPU; consider --api-server-count.",
+                &[
+                    ("waiting", waiting),
+                    (
+                        "negligible",
+                        format!("{}", ctx.settings.slo.queue_negligible_ms),
+                    ),
+                    ("excluded", excluded),
+                ],
+            ));
+        }
+        None => {
+            let peak = q.peak_in_flight();
+            let worst = ctx.max_of(|w| w.latency.queue_ms);
+            out.push(finding(
+                F::LatencyNoQueueing,
+                Severity::Pass,
+                format!(
+                    "Nothing queued{}",
+                    peak.map_or(String::new(), |p| format!(
+                        ", up to {p:.0} requests in flight on a replica"
+                    ))
+                ),
+                vec![
+                    ctx.ev(
+                        "most requests in flight",
+                        peak,
+                        "requests",
+                        &[Signal::Running, Signal::Waiting],
+                    ),
+                    ctx.ev(
+                        "worst mean queue time in a window",
+                        worst.map(|x| x.0),
+                        "ms",
+                        &[Signal::QueueTime],
+                    ),
+                ],
+                &[
+                    ("waiting", waiting),
+                    (
+                        "negligible",
+                        format!("{}", ctx.settings.slo.queue_negligible_ms),
+                    ),
+                    ("excluded", excluded),
+                ],
             ));
         }
     }
-    out
+}
+
+/// TTFT against queue + prefill: the API server.
+fn frontend(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let l = &ctx.summary.latency;
+    let (Some(ttft), Some(queue), Some(prefill)) = (l.ttft_ms, l.queue_ms, l.prefill_ms) else {
+        return;
+    };
+    // Only where TTFT and queue count the same requests (they are recorded
+    // at the first token and at the end respectively).
+    let count = |s: Signal| ctx.hists.get(&s).map(|h| h.count);
+    if let (Some(a), Some(b)) = (count(Signal::Ttft), count(Signal::QueueTime))
+        && (b <= 0.0 || (a - b).abs() > 0.1 * b)
+    {
+        return;
+    }
+    let gap = ttft - queue - prefill;
+    if gap > FRONTEND_GAP_MS && gap > FRONTEND_GAP_SHARE * ttft {
+        out.push(finding(
+            F::LatencyFrontendOverhead,
+            Severity::Warn,
+            format!("{gap:.0} ms of time to first token is spent outside the engine"),
+            vec![
+                ctx.ev("TTFT (mean)", Some(ttft), "ms", &[Signal::Ttft]),
+                ctx.ev(
+                    "queue + prefill (mean)",
+                    Some(queue + prefill),
+                    "ms",
+                    &[Signal::QueueTime, Signal::PrefillTime],
+                ),
+            ],
+            &[],
+        ));
+    }
+}
+
+/// p99 proven at [`STALL_FACTOR`] × the objective or more.
+fn stalls(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let t = &ctx.settings.slo;
+    for (id, signal, objective, what) in [
+        (
+            F::LatencyTtftStall,
+            Signal::Ttft,
+            t.ttft_p95_ms,
+            "time to first token",
+        ),
+        (
+            F::LatencyItlStall,
+            Signal::InterTokenLatency,
+            t.itl_p95_ms,
+            "inter-token latency",
+        ),
+    ] {
+        let Some(h) = ctx.hists.get(&signal) else {
+            continue;
+        };
+        let line = STALL_FACTOR * objective;
+        let Some(proof) = h.buckets.prove(0.99, line / 1000.0) else {
+            continue;
+        };
+        if proof.verdict != Verdict::Beyond {
+            continue;
+        }
+        let p99 = h.quantile(0.99);
+        let bucket = p99.map(|q| bucket_text(q.lower * 1000.0, q.upper * 1000.0));
+        let within = 100.0 * proof.share_above;
+        out.push(finding(
+            id,
+            Severity::Warn,
+            format!(
+                "1 % of {what} is beyond {}: p99 {}, over {STALL_FACTOR:.0}× the {} objective",
+                ms_text(proof.edge_above * 1000.0),
+                bucket.clone().unwrap_or_default(),
+                ms_text(objective)
+            ),
+            vec![
+                ctx.ev(
+                    &format!("share within {}", ms_text(proof.edge_above * 1000.0)),
+                    Some(within),
+                    "%",
+                    &[signal],
+                ),
+                ctx.ev(
+                    "p99 (interpolated)",
+                    p99.map(|q| q.value * 1000.0),
+                    "ms",
+                    &[signal],
+                ),
+            ],
+            &[
+                ("what", what.to_string()),
+                ("bucket", bucket.unwrap_or_default()),
+                ("objective", ms_text(objective)),
+            ],
+        ));
+    }
 }

@@ -1,10 +1,12 @@
 //! Step 6: the logical KV pool and the physical VRAM on one axis, and
-//! energy efficiency.
+//! energy efficiency (per load level where the capture has several).
 
 use vllm_lens_catalog::Signal;
 
 use super::{Ctx, finding, missing};
+use crate::ids::FindingId as F;
 use crate::model::{Finding, Severity};
+use crate::thresholds::{POOL_OVERSIZED_KV_PCT, VRAM_PREALLOCATED_PCT};
 
 pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -12,54 +14,105 @@ pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
     match (m.kv_cache_pct, m.vram_used_pct) {
         (Some(kv), Some(vram)) => {
             out.push(finding(
-                "memory.kv_vs_vram",
+                F::MemoryKvVsVram,
                 Severity::Info,
                 format!("VRAM {vram:.0} % used, KV-cache pool {kv:.1} % used"),
-                "vLLM takes its share of VRAM (--gpu-memory-utilization) at start-up and carves the KV-cache pool out of it, so VRAM reads nearly full from the first second whatever the load. The KV pool is what fills with load. Autoscale on KV usage and waiting requests, plan capacity on VRAM, and never alert on VRAM.".into(),
                 vec![
-                    ctx.ev("VRAM used max", Some(vram), "%", &[Signal::FbUsed, Signal::FbFree]),
+                    ctx.ev(
+                        "VRAM used max",
+                        Some(vram),
+                        "%",
+                        &[Signal::FbUsed, Signal::FbFree],
+                    ),
                     ctx.ev("KV pool max", Some(kv), "%", &[Signal::KvUsage]),
                 ],
-                "Alert on KV usage ≈ 60 % and waiting > 0, not on VRAM.",
+                &[],
             ));
-            if kv < 25.0 && vram >= 80.0 {
+            if kv < POOL_OVERSIZED_KV_PCT && vram >= VRAM_PREALLOCATED_PCT {
                 out.push(finding(
-                    "memory.pool_oversized",
+                    F::MemoryPoolOversized,
                     Severity::Info,
                     format!("The KV pool never went above {kv:.1} %: most of it is idle"),
-                    "At this load the pre-allocated pool is far larger than needed. Lowering --gpu-memory-utilization would free VRAM (for a second, smaller model on the same GPU, for example) without hurting this workload; keep headroom for peaks.".into(),
                     vec![ctx.ev("KV pool max", Some(kv), "%", &[Signal::KvUsage])],
-                    "If a second model is wanted on this GPU, lower --gpu-memory-utilization step by step while watching KV usage at peak.",
+                    &[],
                 ));
             }
         }
         (None, _) => out.push(missing(
-            "memory.kv_missing",
+            F::MemoryKvMissing,
             "KV-cache usage",
             &[Signal::KvUsage],
         )),
         (Some(_), None) => out.push(missing(
-            "memory.vram_missing",
+            F::MemoryVramMissing,
             "VRAM used",
             &[Signal::FbUsed, Signal::FbFree],
         )),
     }
     match (m.tokens_per_joule, m.tokens_per_watt) {
-        (j, w) if j.is_some() || w.is_some() => out.push(finding(
-            "memory.energy",
-            Severity::Info,
-            format!(
-                "{} generated tokens per joule",
-                j.or(w).map_or("?".into(), |x| format!("{x:.2}"))
-            ),
-            "Generated tokens per joule (from the GPU's energy counter) and per watt of mean power: the energy cost of the work, comparable before and after a change.".into(),
-            vec![
-                ctx.ev("tokens per joule", j, "tokens/J", &[Signal::GenerationTokens, Signal::Energy]),
-                ctx.ev("tokens/s per watt", w, "tokens/s/W", &[Signal::GenerationTokens, Signal::Power]),
-            ],
-            "",
+        (j, w) if j.is_some() || w.is_some() => {
+            let mut evidence = vec![
+                ctx.ev(
+                    "tokens per joule",
+                    j,
+                    "tokens/J",
+                    &[Signal::GenerationTokens, Signal::Energy],
+                ),
+                ctx.ev(
+                    "tokens/s per watt",
+                    w,
+                    "tokens/s/W",
+                    &[Signal::GenerationTokens, Signal::Power],
+                ),
+            ];
+            let phases = ctx.steady_phases();
+            for p in &phases {
+                evidence.push(ctx.ev_at(
+                    &format!(
+                        "tokens per joule at ~{:.0} in flight",
+                        p.in_flight_avg.unwrap_or_default()
+                    ),
+                    p.figures.memory.tokens_per_joule,
+                    "tokens/J",
+                    &[Signal::GenerationTokens, Signal::Energy],
+                    vec![p.start_ms],
+                ));
+            }
+            let figure = |x: Option<f64>| x.map_or("?".into(), |x| format!("{x:.2}"));
+            let title = if phases.is_empty() {
+                format!("{} generated tokens per joule", figure(j.or(w)))
+            } else {
+                format!(
+                    "Generated tokens per joule by load level: {}",
+                    phases
+                        .iter()
+                        .map(|p| format!(
+                            "{} at ~{:.0} in flight",
+                            figure(
+                                p.figures
+                                    .memory
+                                    .tokens_per_joule
+                                    .or(p.figures.memory.tokens_per_watt)
+                            ),
+                            p.in_flight_avg.unwrap_or_default()
+                        ))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            out.push(finding(
+                F::MemoryEnergy,
+                Severity::Info,
+                title,
+                evidence,
+                &[],
+            ));
+        }
+        _ => out.push(missing(
+            F::MemoryEnergyMissing,
+            "Tokens per joule",
+            &[Signal::Energy, Signal::Power],
         )),
-        _ => out.push(missing("memory.energy_missing", "Tokens per joule", &[Signal::Energy, Signal::Power])),
     }
     out
 }

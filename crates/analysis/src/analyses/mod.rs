@@ -1,12 +1,22 @@
-//! The six analyses of the walk-through, one module each, in its order.
-//! Each reads the fleet's per-window rows and the summary and yields
-//! findings with their evidence.
+//! The six analyses of the walk-through, one module each, in its order
+//! (the table is [`crate::registry::STEPS`]). Each reads the fleet's
+//! per-window rows, the summary, the phases and the settings, and yields
+//! findings with their evidence; their prose is in [`crate::prose`].
+
+use std::collections::BTreeMap;
 
 use vllm_lens_catalog::{Catalogue, Signal, Status};
+use vllm_lens_query::HistWindow;
 
+use crate::Settings;
+use crate::ids::{FindingId, SloId};
 use crate::model::{
-    Analysis, Efficiency, Evidence, Finding, Latency, Outcomes, Severity, Summary, Workload,
+    Analysis, Efficiency, Evidence, Finding, Latency, Outcomes, Phase, PhaseKind, Severity,
+    SloResult, SloStatus, Summary, Workload,
 };
+use crate::prose;
+use crate::queue::QueueReport;
+use crate::registry::STEPS;
 
 pub(crate) mod efficiency;
 pub(crate) mod hardware;
@@ -25,11 +35,52 @@ pub(crate) struct FleetWindow {
     pub outcomes: Outcomes,
 }
 
+/// A restart of one replica, as the report tells it.
+#[derive(Clone, Debug)]
+pub(crate) struct RestartInfo {
+    pub replica: String,
+    /// When the new process was first seen (its first scrape), ms.
+    pub seen_ms: i64,
+    /// The new process's start time (`process_start_time_seconds`), ms.
+    pub started_ms: Option<i64>,
+    /// The last successful scrape of the old process, ms.
+    pub last_old_ms: Option<i64>,
+    /// Running + waiting at the old process's last scrape: lost in flight.
+    pub in_flight_lost: Option<f64>,
+}
+
+impl RestartInfo {
+    /// When it restarted: the new process's start time where it lies
+    /// between the old process's last scrape and the new one's first,
+    /// else the first scrape of the new process.
+    pub fn when_ms(&self) -> i64 {
+        match (self.started_ms, self.last_old_ms) {
+            (Some(s), Some(l)) if s > l && s <= self.seen_ms => s,
+            (Some(s), None) if s <= self.seen_ms => s,
+            _ => self.seen_ms,
+        }
+    }
+
+    /// At most how long it was unreachable: from the old process's last
+    /// scrape to the new one's first, ms (the scrapes bound it).
+    pub fn down_ms(&self) -> Option<i64> {
+        let last = self.last_old_ms?;
+        Some((self.seen_ms - last).max(0))
+    }
+}
+
 /// What the analyses read.
 pub(crate) struct Ctx<'a> {
+    pub settings: &'a Settings,
     pub catalogue: &'a Catalogue,
     pub summary: &'a Summary,
     pub windows: &'a [FleetWindow],
+    pub phases: &'a [Phase],
+    pub slo: &'a [SloResult],
+    pub queue: &'a QueueReport,
+    pub restarts: &'a [RestartInfo],
+    /// The fleet's histograms over the whole capture.
+    pub hists: &'a BTreeMap<Signal, HistWindow>,
     pub replicas: usize,
     pub engine_v1: bool,
     /// The V0 lifetime prefix-cache hit rate at the end of the capture.
@@ -95,6 +146,31 @@ impl Ctx<'_> {
                 _ => Some(x),
             })
     }
+
+    /// An SLO's status.
+    pub fn slo(&self, id: SloId) -> Option<SloStatus> {
+        self.slo.iter().find(|s| s.id == id).map(|s| s.status)
+    }
+
+    /// True when the SLO fails or cannot be told: work on what it measures
+    /// may be needed, so nothing may advise against that work.
+    pub fn slo_in_doubt(&self, id: SloId) -> bool {
+        matches!(
+            self.slo(id),
+            Some(SloStatus::Fail) | Some(SloStatus::CannotTell)
+        )
+    }
+
+    /// The steady phases, when the capture has more than one: headline
+    /// figures are then given per phase.
+    pub fn steady_phases(&self) -> Vec<&Phase> {
+        let steady: Vec<&Phase> = self
+            .phases
+            .iter()
+            .filter(|p| p.kind == PhaseKind::Steady)
+            .collect();
+        if steady.len() > 1 { steady } else { Vec::new() }
+    }
 }
 
 /// Four significant digits are plenty for evidence.
@@ -107,80 +183,54 @@ pub(crate) fn round(v: f64) -> f64 {
     (v * f).round() / f
 }
 
-/// A finding.
+/// A finding whose explanation and action come from [`prose`], with
+/// `{name}` placeholders filled from `vars`.
 pub(crate) fn finding(
-    id: &str,
+    id: FindingId,
     severity: Severity,
     title: String,
-    explanation: String,
     evidence: Vec<Evidence>,
-    action: &str,
+    vars: &[(&str, String)],
 ) -> Finding {
+    let text = prose::finding(id);
     Finding {
-        id: id.to_string(),
+        id,
         severity,
         title,
-        explanation,
+        explanation: prose::fill(text.explanation, vars),
         evidence,
-        action: action.to_string(),
+        action: prose::fill(text.action, vars),
     }
 }
 
 /// A "cannot say" finding for a missing input.
-pub(crate) fn missing(id: &str, what: &str, signals: &[Signal]) -> Finding {
+pub(crate) fn missing(id: FindingId, what: &str, signals: &[Signal]) -> Finding {
     let names: Vec<String> = signals
         .iter()
         .flat_map(|s| s.info().candidates.iter().map(|c| c.name.to_string()))
         .collect();
-    Finding {
-        id: id.to_string(),
-        severity: Severity::NotApplicable,
-        title: format!("{what}: not in this capture"),
-        explanation: format!(
-            "None of {} was captured, so this cannot be judged. It is shown as missing, not as zero.",
-            names.join(", ")
-        ),
-        evidence: Vec::new(),
-        action: String::new(),
-    }
+    finding(
+        id,
+        Severity::NotApplicable,
+        format!("{what}: not in this capture"),
+        Vec::new(),
+        &[("names", names.join(", "))],
+    )
 }
 
 /// Runs the six analyses.
 pub(crate) fn run(ctx: &Ctx<'_>) -> Vec<Analysis> {
-    let mut out = vec![
-        Analysis {
-            id: "latency".into(),
-            title: "1. Where latency goes".into(),
-            findings: latency::findings(ctx),
-        },
-        Analysis {
-            id: "efficiency".into(),
-            title: "2. Does the engine use the GPU well".into(),
-            findings: efficiency::findings(ctx),
-        },
-        Analysis {
-            id: "workload".into(),
-            title: "3. The workload's shape".into(),
-            findings: workload::findings(ctx),
-        },
-        Analysis {
-            id: "outcomes".into(),
-            title: "4. Outcomes".into(),
-            findings: outcomes::findings(ctx),
-        },
-        Analysis {
-            id: "hardware".into(),
-            title: "5. The GPU as witness".into(),
-            findings: hardware::findings(ctx),
-        },
-        Analysis {
-            id: "memory".into(),
-            title: "6. KV cache against VRAM, and energy".into(),
-            findings: memory::findings(ctx),
-        },
-    ];
-    for a in &mut out {
-        a.findings.sort_by_key(|f| f.severity);
-    }
-    out
+    STEPS
+        .iter()
+        .map(|step| {
+            let mut findings = (step.run)(ctx);
+            debug_assert!(findings.iter().all(|f| step.findings.contains(&f.id)));
+            findings.sort_by_key(|f| f.severity);
+            Analysis {
+                id: step.id,
+                title: step.title.to_string(),
+                findings,
+            }
+        })
+        .collect()
 }

@@ -1,37 +1,178 @@
-//! Step 4: outcomes. Errors and aborts, the stop/length mix, errors at the
-//! gateway that never reach the engine, and what this release cannot see.
+//! Step 4: outcomes. Errors and aborts against the objective, bursts of
+//! them, restarts and the requests they lost, the stop/length mix, errors
+//! at the gateway that never reach the engine, and client disconnects the
+//! engine does not count.
 
 use vllm_lens_catalog::Signal;
 
 use super::{Ctx, finding, missing};
-use crate::model::{Finding, Severity};
+use crate::ids::{FindingId as F, PhaseKind, SloId};
+use crate::model::{Finding, Severity, SloStatus};
+use crate::text::ms_text;
+use crate::thresholds::HTTP_ERROR_FAIL_PCT;
+use crate::time::format_rfc3339;
 
 pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
+    errors(ctx, &mut out);
+    bursts(ctx, &mut out);
+    restarts(ctx, &mut out);
+    drift(ctx, &mut out);
+    http(ctx, &mut out);
+    disconnects(ctx, &mut out);
+    out
+}
+
+fn errors(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let o = &ctx.summary.outcomes;
-    match o.error_abort_pct {
-        Some(p) => {
-            let windows =
-                ctx.windows_where(|w| w.outcomes.error_abort_pct.is_some_and(|x| x >= 0.5));
-            out.push(finding(
-                if p >= 0.5 { "outcomes.errors_aborts" } else { "outcomes.errors_aborts_low" },
-                if p >= 0.5 { Severity::Fail } else { Severity::Pass },
-                format!("{p:.2} % of finished requests ended in error or abort"),
-                "finished_reason=\"error\" and \"abort\" are requests the engine failed or cancelled; users saw no (complete) answer.".into(),
-                vec![
-                    ctx.ev("error + abort", Some(p), "%", &[Signal::FinishedRequests]),
-                    ctx.ev_at("windows at ≥ 0.5 %", Some(windows.len() as f64), "windows", &[Signal::FinishedRequests], windows),
-                ],
-                if p >= 0.5 { "Read the server log around the windows listed; check client timeouts and request validation." } else { "" },
-            ));
-        }
-        None => out.push(missing(
-            "outcomes.reasons_missing",
+    let objective = ctx.settings.slo.error_abort_pct;
+    let Some(p) = o.error_abort_pct else {
+        out.push(missing(
+            F::OutcomesReasonsMissing,
             "Finished requests by reason",
             &[Signal::FinishedRequests],
-        )),
+        ));
+        return;
+    };
+    let windows = ctx.windows_where(|w| w.outcomes.error_abort_pct.is_some_and(|x| x >= objective));
+    let failing = ctx.slo(SloId::ErrorAbortRate) == Some(SloStatus::Fail);
+    let per = |r: &str| o.completions_per_min.get(r).copied();
+    out.push(finding(
+        if failing {
+            F::OutcomesErrorsAborts
+        } else {
+            F::OutcomesErrorsAbortsLow
+        },
+        if failing {
+            Severity::Fail
+        } else {
+            Severity::Pass
+        },
+        format!("{p:.2} % of finished requests ended in error or abort"),
+        vec![
+            ctx.ev("error + abort", Some(p), "%", &[Signal::FinishedRequests]),
+            ctx.ev(
+                "error",
+                per("error"),
+                "per min",
+                &[Signal::FinishedRequests],
+            ),
+            ctx.ev(
+                "abort",
+                per("abort"),
+                "per min",
+                &[Signal::FinishedRequests],
+            ),
+            ctx.ev_at(
+                &format!("windows at ≥ {objective} %"),
+                Some(windows.len() as f64),
+                "windows",
+                &[Signal::FinishedRequests],
+                windows,
+            ),
+        ],
+        &[],
+    ));
+}
+
+fn bursts(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    for p in ctx.phases.iter().filter(|p| p.kind == PhaseKind::Burst) {
+        let o = &p.figures.outcomes;
+        let minutes = (p.end_ms - p.start_ms) as f64 / 60_000.0;
+        let count = |r: &str| o.completions_per_min.get(r).map(|x| x * minutes);
+        let status = |s: &str| o.http_per_min_by_status.get(s).map(|x| x * minutes);
+        out.push(finding(
+            F::OutcomesErrorBurst,
+            Severity::Fail,
+            format!(
+                "Errors burst from {} to {}: {}",
+                format_rfc3339(p.start_ms),
+                format_rfc3339(p.end_ms),
+                p.description
+            ),
+            vec![
+                ctx.ev_at(
+                    "error + abort",
+                    o.error_abort_pct,
+                    "%",
+                    &[Signal::FinishedRequests],
+                    vec![p.start_ms],
+                ),
+                ctx.ev_at(
+                    "error",
+                    count("error"),
+                    "requests",
+                    &[Signal::FinishedRequests],
+                    vec![p.start_ms],
+                ),
+                ctx.ev_at(
+                    "abort",
+                    count("abort"),
+                    "requests",
+                    &[Signal::FinishedRequests],
+                    vec![p.start_ms],
+                ),
+                ctx.ev_at(
+                    "HTTP 4xx",
+                    status("4xx"),
+                    "requests",
+                    &[Signal::HttpRequests],
+                    vec![p.start_ms],
+                ),
+                ctx.ev_at(
+                    "HTTP 5xx",
+                    status("5xx"),
+                    "requests",
+                    &[Signal::HttpRequests],
+                    vec![p.start_ms],
+                ),
+            ],
+            &[],
+        ));
     }
-    // stop/length mix drift.
+}
+
+fn restarts(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    for r in ctx.restarts {
+        let down = r.down_ms();
+        let lost = r.in_flight_lost;
+        out.push(finding(
+            F::OutcomesRestart,
+            Severity::Warn,
+            format!(
+                "{} restarted at {}{}{}",
+                r.replica,
+                format_rfc3339(r.when_ms()),
+                down.map_or(String::new(), |d| format!(
+                    ": unreachable for at most {}",
+                    ms_text(d as f64)
+                )),
+                lost.map_or(String::new(), |l| format!(
+                    ", {l:.0} requests in flight lost"
+                ))
+            ),
+            vec![
+                ctx.ev_at(
+                    "down (last scrape of the old process to the new one)",
+                    down.map(|d| d as f64 / 1000.0),
+                    "s",
+                    &[Signal::ProcessStart],
+                    vec![r.seen_ms],
+                ),
+                ctx.ev_at(
+                    "in flight at the old process's last scrape",
+                    lost,
+                    "requests",
+                    &[Signal::Running, Signal::Waiting],
+                    r.last_old_ms.into_iter().collect(),
+                ),
+            ],
+            &[("replica", r.replica.clone())],
+        ));
+    }
+}
+
+fn drift(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let ratios: Vec<(f64, i64)> = ctx
         .windows
         .iter()
@@ -46,68 +187,133 @@ pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
             (all > 0.0).then(|| (l / all, w.start_ms))
         })
         .collect();
-    if ratios.len() >= 4 {
-        let mid = ratios.len() / 2;
-        let a = ratios[..mid].iter().map(|x| x.0).sum::<f64>() / mid as f64;
-        let b = ratios[mid..].iter().map(|x| x.0).sum::<f64>() / (ratios.len() - mid) as f64;
-        if b - a >= 0.2 {
-            out.push(finding(
-                "outcomes.drift_to_length",
-                Severity::Warn,
-                format!("More answers end on length later in the capture: {:.0} % → {:.0} %", a * 100.0, b * 100.0),
-                "A growing share of answers is cut at max_tokens: the prompts or the model's answers got longer.".into(),
-                vec![ctx.ev_at("length share, second half", Some(b * 100.0), "%", &[Signal::FinishedRequests], vec![ratios[mid].1])],
-                "Check max_tokens against the answers clients now expect.",
-            ));
-        }
+    if ratios.len() < 4 {
+        return;
     }
-    // Gateway errors.
+    let mid = ratios.len() / 2;
+    let a = ratios[..mid].iter().map(|x| x.0).sum::<f64>() / mid as f64;
+    let b = ratios[mid..].iter().map(|x| x.0).sum::<f64>() / (ratios.len() - mid) as f64;
+    if b - a >= 0.2 {
+        out.push(finding(
+            F::OutcomesDriftToLength,
+            Severity::Warn,
+            format!(
+                "More answers end on length later in the capture: {:.0} % → {:.0} %",
+                a * 100.0,
+                b * 100.0
+            ),
+            vec![ctx.ev_at(
+                "length share, second half",
+                Some(b * 100.0),
+                "%",
+                &[Signal::FinishedRequests],
+                vec![ratios[mid].1],
+            )],
+            &[],
+        ));
+    }
+}
+
+fn http(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let o = &ctx.summary.outcomes;
     match o.http_error_pct {
         Some(h) if h > 0.0 => {
             let engine = o.error_abort_pct.unwrap_or(0.0);
+            let per = |s: &str| o.http_per_min_by_status.get(s).copied();
+            let where_ = if h > engine * 1.5 {
+                "More requests fail at the HTTP layer than in the engine: some never reached it (validation errors, rejected or malformed requests, overload)."
+            } else {
+                "HTTP errors track the engine's own errors."
+            };
             out.push(finding(
-                "outcomes.http_errors",
-                if h >= 1.0 { Severity::Fail } else { Severity::Warn },
-                format!("{h:.2} % of HTTP requests answered 4xx or 5xx"),
-                if h > engine * 1.5 {
-                    "More requests fail at the HTTP layer than in the engine: some never reached it (validation errors, rejected or malformed requests, overload).".into()
+                F::OutcomesHttpErrors,
+                if h >= HTTP_ERROR_FAIL_PCT {
+                    Severity::Fail
                 } else {
-                    "HTTP errors track the engine's own errors.".into()
+                    Severity::Warn
                 },
+                format!("{h:.2} % of HTTP requests answered 4xx or 5xx"),
                 vec![
                     ctx.ev("HTTP 4xx + 5xx", Some(h), "%", &[Signal::HttpRequests]),
-                    ctx.ev("engine error + abort", o.error_abort_pct, "%", &[Signal::FinishedRequests]),
+                    ctx.ev("HTTP 4xx", per("4xx"), "per min", &[Signal::HttpRequests]),
+                    ctx.ev("HTTP 5xx", per("5xx"), "per min", &[Signal::HttpRequests]),
+                    ctx.ev(
+                        "engine error + abort",
+                        o.error_abort_pct,
+                        "%",
+                        &[Signal::FinishedRequests],
+                    ),
                 ],
-                "Group the HTTP errors by handler and status in the table below; fix the client for 4xx, the server for 5xx.",
+                &[("where", where_.to_string())],
             ));
         }
         Some(_) => out.push(finding(
-            "outcomes.http_ok",
+            F::OutcomesHttpOk,
             Severity::Pass,
             "No HTTP errors".into(),
-            "Every HTTP request answered 2xx.".into(),
             vec![ctx.ev("HTTP 4xx + 5xx", Some(0.0), "%", &[Signal::HttpRequests])],
-            "",
+            &[],
         )),
         None => out.push(finding(
-            "outcomes.http_missing",
+            F::OutcomesHttpMissing,
             Severity::NotApplicable,
             "HTTP status counts are not in this capture".into(),
-            "http_requests_total exists from vLLM 0.8.3 and is missing on V0 servers with the multiprocessing front end; errors that never reach the engine cannot be counted.".into(),
             Vec::new(),
-            "",
+            &[],
         )),
     }
-    // Blind spots.
-    if ctx.engine_v1 {
-        out.push(finding(
-            "outcomes.client_aborts_uncounted",
+}
+
+fn disconnects(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let o = &ctx.summary.outcomes;
+    match o.client_disconnects {
+        Some(n) if n < 1.0 => {}
+        Some(n) => {
+            let windows =
+                ctx.windows_where(|w| w.outcomes.client_disconnects.is_some_and(|x| x >= 1.0));
+            let finished: f64 = ctx.summary.workload.requests_per_min.unwrap_or(0.0)
+                * (ctx.summary.window_end_ms - ctx.summary.window_start_ms) as f64
+                / 60_000.0;
+            let share = (finished > 0.0).then(|| 100.0 * n / finished);
+            out.push(finding(
+                F::OutcomesClientDisconnects,
+                if share.is_some_and(|s| s >= ctx.settings.slo.error_abort_pct) {
+                    Severity::Warn
+                } else {
+                    Severity::Info
+                },
+                format!("About {n:.0} client disconnects (estimated): answered 2xx but never finished in the engine"),
+                vec![
+                    ctx.ev(
+                        "HTTP 2xx on completion handlers − finished requests",
+                        Some(n),
+                        "requests",
+                        &[Signal::HttpRequests, Signal::FinishedRequests],
+                    ),
+                    ctx.ev(
+                        "share of finished requests",
+                        share,
+                        "%",
+                        &[Signal::HttpRequests, Signal::FinishedRequests],
+                    ),
+                    ctx.ev_at(
+                        "windows with at least one",
+                        Some(windows.len() as f64),
+                        "windows",
+                        &[Signal::HttpRequests],
+                        windows,
+                    ),
+                ],
+                &[],
+            ));
+        }
+        None if ctx.engine_v1 => out.push(finding(
+            F::OutcomesClientAbortsUncounted,
             Severity::Info,
             "Client disconnects are not counted as aborts".into(),
-            "In V1 a client that disconnects mid-answer goes through an abort path that records no per-request statistics: finished_reason=\"abort\" stays 0 for it and it is missing from the latency histograms, while its prompt still counts in prompt tokens. Compare HTTP requests with finished requests to see them.".into(),
             Vec::new(),
-            "",
-        ));
+            &[],
+        )),
+        None => {}
     }
-    out
 }

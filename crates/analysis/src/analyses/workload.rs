@@ -4,9 +4,15 @@
 use vllm_lens_catalog::Signal;
 
 use super::{Ctx, finding, missing};
+use crate::ids::FindingId as F;
 use crate::model::{Finding, Severity};
+use crate::thresholds::{
+    DECODE_HEAVY_RATIO, LENGTH_SHARE_PCT, PREFILL_HEAVY_RATIO, SHAPE_CHANGE_FACTOR,
+    TRUNCATION_UTIL_PCT,
+};
 
-/// The first and second half of the windows with a ratio: (first, second).
+/// The first and second half of the windows with a ratio: (first, second,
+/// the second half's first window).
 pub(crate) fn halves(ctx: &Ctx<'_>) -> Option<(f64, f64, i64)> {
     let ratios: Vec<(f64, i64)> = ctx
         .windows
@@ -19,6 +25,29 @@ pub(crate) fn halves(ctx: &Ctx<'_>) -> Option<(f64, f64, i64)> {
     let mid = ratios.len() / 2;
     let mean = |s: &[(f64, i64)]| s.iter().map(|x| x.0).sum::<f64>() / s.len() as f64;
     Some((mean(&ratios[..mid]), mean(&ratios[mid..]), ratios[mid].1))
+}
+
+/// The halves when they differ by [`SHAPE_CHANGE_FACTOR`] or more.
+pub(crate) fn shape_change(ctx: &Ctx<'_>) -> Option<(f64, f64, i64)> {
+    halves(ctx).filter(|&(a, b, _)| {
+        a > 0.0 && b > 0.0 && (a / b >= SHAPE_CHANGE_FACTOR || b / a >= SHAPE_CHANGE_FACTOR)
+    })
+}
+
+/// The share of finished requests that ended on `length`, %.
+pub(crate) fn length_share(ctx: &Ctx<'_>) -> Option<f64> {
+    let reasons = &ctx.summary.outcomes.completions_per_min;
+    let all: f64 = reasons.values().sum();
+    (all > 0.0).then(|| 100.0 * reasons.get("length").copied().unwrap_or(0.0) / all)
+}
+
+/// True when answers are cut at max_tokens.
+pub(crate) fn truncated(ctx: &Ctx<'_>) -> bool {
+    ctx.summary
+        .workload
+        .max_tokens_utilisation_pct
+        .is_some_and(|u| u >= TRUNCATION_UTIL_PCT)
+        || length_share(ctx).is_some_and(|s| s >= LENGTH_SHARE_PCT)
 }
 
 pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
@@ -42,88 +71,99 @@ pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
                     &[Signal::RequestGenerationTokens],
                 ),
             ];
-            let (id, title, text) = if r < 0.1 {
+            let (id, title) = if r < PREFILL_HEAVY_RATIO {
                 (
-                    "workload.prefill_heavy",
+                    F::WorkloadPrefillHeavy,
                     format!("Prefill-heavy: {r:.2} generated tokens per prompt token"),
-                    "Long prompts, short answers (retrieval, classification, extraction). Time to first token and prefill throughput matter most; prefix caching and chunked prefill are the levers.",
                 )
-            } else if r >= 1.0 {
+            } else if r >= DECODE_HEAVY_RATIO {
                 (
-                    "workload.decode_heavy",
+                    F::WorkloadDecodeHeavy,
                     format!("Decode-heavy: {r:.1} generated tokens per prompt token"),
-                    "Short prompts, long answers (chat, generation). Inter-token latency and memory bandwidth matter most.",
                 )
             } else {
                 (
-                    "workload.mixed",
+                    F::WorkloadMixed,
                     format!("{r:.2} generated tokens per prompt token"),
-                    "Neither prompts nor answers dominate the token flow.",
                 )
             };
-            out.push(finding(
-                id,
-                Severity::Info,
-                title,
-                text.into(),
-                evidence,
-                "",
-            ));
+            out.push(finding(id, Severity::Info, title, evidence, &[]));
         }
-        None => out.push(missing("workload.tokens_missing", "Token flow", &tokens)),
+        None => out.push(missing(F::WorkloadTokensMissing, "Token flow", &tokens)),
     }
     // Truncation at max_tokens.
-    let reasons = &ctx.summary.outcomes.completions_per_min;
-    let length = reasons.get("length").copied().unwrap_or(0.0);
-    let all: f64 = reasons.values().sum();
-    let length_share = (all > 0.0).then(|| 100.0 * length / all);
-    match (w.max_tokens_utilisation_pct, length_share) {
-        (Some(u), share) if u >= 90.0 || share.is_some_and(|s| s >= 50.0) => out.push(finding(
-            "workload.truncated",
+    let share = length_share(ctx);
+    let share_ev = ctx.ev(
+        "share ending on length",
+        share,
+        "%",
+        &[Signal::FinishedRequests],
+    );
+    match w.max_tokens_utilisation_pct {
+        Some(u) if truncated(ctx) => out.push(finding(
+            F::WorkloadTruncated,
             Severity::Warn,
             format!(
                 "Answers are cut off at max_tokens: {}{u:.0} % of max_tokens used on average",
                 share.map_or(String::new(), |s| format!("{s:.0} % end on length, "))
             ),
-            "When the average answer is about as long as max_tokens, or most requests finish with finished_reason=\"length\", the model is being stopped mid-answer. Users see truncated output, and retries add load.".into(),
             vec![
-                ctx.ev("average generated", w.avg_generated_tokens, "tokens", &[Signal::RequestGenerationTokens]),
-                ctx.ev("average max_tokens", w.avg_max_tokens, "tokens", &[Signal::MaxTokens]),
-                ctx.ev("share ending on length", share, "%", &[Signal::FinishedRequests]),
+                ctx.ev(
+                    "average generated",
+                    w.avg_generated_tokens,
+                    "tokens",
+                    &[Signal::RequestGenerationTokens],
+                ),
+                ctx.ev(
+                    "average max_tokens",
+                    w.avg_max_tokens,
+                    "tokens",
+                    &[Signal::MaxTokens],
+                ),
+                share_ev,
             ],
-            "Raise the client's max_tokens (or ask for shorter answers in the prompt).",
+            &[],
         )),
-        (Some(u), _) => out.push(finding(
-            "workload.not_truncated",
+        Some(u) => out.push(finding(
+            F::WorkloadNotTruncated,
             Severity::Pass,
             format!("Answers use {u:.0} % of max_tokens on average"),
-            "Most answers end on their own before max_tokens.".into(),
-            vec![ctx.ev("max_tokens used", Some(u), "%", &[Signal::RequestGenerationTokens, Signal::MaxTokens])],
-            "",
+            vec![
+                ctx.ev(
+                    "max_tokens used",
+                    Some(u),
+                    "%",
+                    &[Signal::RequestGenerationTokens, Signal::MaxTokens],
+                ),
+                share_ev,
+            ],
+            &[],
         )),
-        (None, Some(s)) if s >= 50.0 => out.push(finding(
-            "workload.truncated",
+        None if truncated(ctx) => out.push(finding(
+            F::WorkloadTruncated,
             Severity::Warn,
-            format!("{s:.0} % of requests end on length"),
-            "Most requests stop because they reached max_tokens.".into(),
-            vec![ctx.ev("share ending on length", Some(s), "%", &[Signal::FinishedRequests])],
-            "Raise the client's max_tokens.",
+            format!(
+                "{:.0} % of requests end on length",
+                share.unwrap_or_default()
+            ),
+            vec![share_ev],
+            &[],
         )),
-        _ => {}
+        None => {}
     }
-    // Shape change.
-    if let Some((a, b, at)) = halves(ctx)
-        && a > 0.0
-        && b > 0.0
-        && (a / b >= 2.0 || b / a >= 2.0)
-    {
+    if let Some((a, b, at)) = shape_change(ctx) {
         out.push(finding(
-            "workload.shape_changed",
+            F::WorkloadShapeChanged,
             Severity::Warn,
             format!("The workload changed shape: generated/prompt went from {a:.2} to {b:.2}"),
-            "The two halves of the capture do not see the same kind of traffic, so a figure for the whole capture mixes two workloads. Tuning that fits one may not fit the other.".into(),
-            vec![ctx.ev_at("generated ÷ prompt, first half → second half", Some(b / a), "×", &tokens, vec![at])],
-            "Read the windows separately; re-check the tuning when the shape changes.",
+            vec![ctx.ev_at(
+                "generated ÷ prompt, first half → second half",
+                Some(b / a),
+                "×",
+                &tokens,
+                vec![at],
+            )],
+            &[],
         ));
     }
     out

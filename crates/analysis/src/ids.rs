@@ -1,0 +1,524 @@
+//! Typed identifiers. Every finding, recommendation, SLO, phase kind,
+//! timeline event and data-quality note has one, and code compares the
+//! types, never strings. In the JSON they are the strings listed here (a
+//! public contract: other tools match on them), and
+//! `tests/it/report.rs` fails when an expectation file, a golden or
+//! `docs/report-schema.md` names one that does not exist.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// An enum whose JSON form is a fixed string per variant.
+macro_rules! string_enum {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident {
+            $( $(#[$vmeta:meta])* $var:ident = $s:literal, )*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum $name {
+            $( $(#[$vmeta])* $var, )*
+        }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$var,)*];
+
+            /// The JSON string.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$var => $s,)*
+                }
+            }
+
+            /// The value for a JSON string.
+            pub fn parse(s: &str) -> Option<$name> {
+                match s {
+                    $($s => Some($name::$var),)*
+                    _ => None,
+                }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<$name, D::Error> {
+                let s = Cow::<'de, str>::deserialize(d)?;
+                $name::parse(&s).ok_or_else(|| {
+                    serde::de::Error::custom(format!(
+                        concat!("unknown ", stringify!($name), " `{}`"),
+                        s
+                    ))
+                })
+            }
+        }
+
+        impl JsonSchema for $name {
+            fn schema_name() -> Cow<'static, str> {
+                Cow::Borrowed(stringify!($name))
+            }
+
+            fn json_schema(_: &mut SchemaGenerator) -> Schema {
+                json_schema!({
+                    "type": "string",
+                    "enum": [$($s,)*]
+                })
+            }
+        }
+    };
+}
+
+string_enum! {
+    /// One of the six analyses of the walk-through.
+    pub enum StepId {
+        /// 1. Where latency goes.
+        Latency = "latency",
+        /// 2. Does the engine use the GPU well.
+        Efficiency = "efficiency",
+        /// 3. The workload's shape.
+        Workload = "workload",
+        /// 4. Outcomes.
+        Outcomes = "outcomes",
+        /// 5. The GPU as witness.
+        Hardware = "hardware",
+        /// 6. KV cache against VRAM, and energy.
+        Memory = "memory",
+    }
+}
+
+string_enum! {
+    /// A finding. The part before the dot is its analysis.
+    pub enum FindingId {
+        /// Queue, prefill or decode time is not exported.
+        LatencyPhasesMissing = "latency.phases_missing",
+        /// Long prompts' prefill slows running answers.
+        LatencyPrefillInterference = "latency.prefill_interference",
+        /// Decode is most of engine time.
+        LatencyDecodeDominates = "latency.decode_dominates",
+        /// Prefill is a large part of engine time.
+        LatencyPrefillDominates = "latency.prefill_dominates",
+        /// No phase dominates.
+        LatencyBalanced = "latency.balanced",
+        /// Requests queued (the queue SLO's definition).
+        LatencyQueueing = "latency.queueing",
+        /// Nothing queued.
+        LatencyNoQueueing = "latency.no_queueing",
+        /// TTFT exceeds queue + prefill by much: the API server.
+        LatencyFrontendOverhead = "latency.frontend_overhead",
+        /// Inter-token p99 proven at 3× the objective or more.
+        LatencyItlStall = "latency.itl_p99_stall",
+        /// TTFT p99 proven at 3× the objective or more.
+        LatencyTtftStall = "latency.ttft_p99_stall",
+        /// Continuous batching is not happening.
+        EfficiencyBatchingBroken = "efficiency.batching_broken",
+        /// Tokens per engine step are not exported.
+        EfficiencyBatchingMissing = "efficiency.batching_missing",
+        /// Continuous batching works.
+        EfficiencyBatchingOk = "efficiency.batching_ok",
+        /// KV usage is not exported.
+        EfficiencyKvMissing = "efficiency.kv_missing",
+        /// KV pool usage.
+        EfficiencyKvUsage = "efficiency.kv_usage",
+        /// No preemptions.
+        EfficiencyNoPreemptions = "efficiency.no_preemptions",
+        /// Preemptions happened.
+        EfficiencyPreemptions = "efficiency.preemptions",
+        /// Only the V0 lifetime hit rate is exported.
+        EfficiencyPrefixLifetimeOnly = "efficiency.prefix_cache_lifetime_only",
+        /// The prefix-cache hit rate is low.
+        EfficiencyPrefixLow = "efficiency.prefix_cache_low",
+        /// No prefix-cache metric.
+        EfficiencyPrefixMissing = "efficiency.prefix_cache_missing",
+        /// The prefix-cache hit rate is good.
+        EfficiencyPrefixOk = "efficiency.prefix_cache_ok",
+        /// Prefix caching is off (V0 gauge at −1).
+        EfficiencyPrefixOff = "efficiency.prefix_caching_off",
+        /// Requests waited for a slot.
+        EfficiencyWaiting = "efficiency.waiting",
+        /// Short prompts, long answers.
+        WorkloadDecodeHeavy = "workload.decode_heavy",
+        /// Neither dominates.
+        WorkloadMixed = "workload.mixed",
+        /// Answers end on their own.
+        WorkloadNotTruncated = "workload.not_truncated",
+        /// Long prompts, short answers.
+        WorkloadPrefillHeavy = "workload.prefill_heavy",
+        /// The token mix changed during the capture.
+        WorkloadShapeChanged = "workload.shape_changed",
+        /// No token counters.
+        WorkloadTokensMissing = "workload.tokens_missing",
+        /// Answers are cut at max_tokens.
+        WorkloadTruncated = "workload.truncated",
+        /// V1 does not count client disconnects as aborts.
+        OutcomesClientAbortsUncounted = "outcomes.client_aborts_uncounted",
+        /// Client disconnects estimated from HTTP 2xx against finished requests.
+        OutcomesClientDisconnects = "outcomes.client_disconnects",
+        /// More answers end on length later in the capture.
+        OutcomesDriftToLength = "outcomes.drift_to_length",
+        /// Errors + aborts at or above the objective.
+        OutcomesErrorsAborts = "outcomes.errors_aborts",
+        /// Errors + aborts below the objective.
+        OutcomesErrorsAbortsLow = "outcomes.errors_aborts_low",
+        /// Errors and aborts concentrated in a few minutes.
+        OutcomesErrorBurst = "outcomes.error_burst",
+        /// HTTP 4xx/5xx answers.
+        OutcomesHttpErrors = "outcomes.http_errors",
+        /// No HTTP status counts.
+        OutcomesHttpMissing = "outcomes.http_missing",
+        /// Every HTTP request answered 2xx.
+        OutcomesHttpOk = "outcomes.http_ok",
+        /// No finished-request counts.
+        OutcomesReasonsMissing = "outcomes.reasons_missing",
+        /// The server restarted during the capture.
+        OutcomesRestart = "outcomes.restart",
+        /// Tensor cores busy.
+        HardwareComputeBound = "hardware.compute_bound",
+        /// No DCGM data.
+        HardwareDcgmMissing = "hardware.dcgm_missing",
+        /// The GPU ran hot.
+        HardwareHot = "hardware.hot",
+        /// The GPU is mostly idle.
+        HardwareIdle = "hardware.idle",
+        /// DRAM busy, tensor cores idle.
+        HardwareMemoryBound = "hardware.memory_bound",
+        /// Neither saturated.
+        HardwareMixed = "hardware.mixed",
+        /// No DCGM profiling fields.
+        HardwareProfMissing = "hardware.prof_missing",
+        /// Kernels leave gaps.
+        HardwareStarved = "hardware.starved",
+        /// GPU util reads high while tensor cores idle.
+        HardwareUtilIsResidency = "hardware.util_is_residency",
+        /// XID errors.
+        HardwareXid = "hardware.xid",
+        /// Tokens per joule.
+        MemoryEnergy = "memory.energy",
+        /// No energy or power data.
+        MemoryEnergyMissing = "memory.energy_missing",
+        /// KV usage is not exported.
+        MemoryKvMissing = "memory.kv_missing",
+        /// KV pool and VRAM on one axis.
+        MemoryKvVsVram = "memory.kv_vs_vram",
+        /// The KV pool is mostly idle.
+        MemoryPoolOversized = "memory.pool_oversized",
+        /// No VRAM data.
+        MemoryVramMissing = "memory.vram_missing",
+    }
+}
+
+impl FindingId {
+    /// The analysis it belongs to (the part before the dot).
+    pub fn step(self) -> StepId {
+        let prefix = self.as_str().split('.').next().unwrap_or_default();
+        StepId::parse(prefix).expect("every finding id starts with a step id")
+    }
+}
+
+string_enum! {
+    /// A recommendation.
+    pub enum RecId {
+        /// A server-side cap (`--max-num-seqs`) admits fewer requests than the objective.
+        RaiseMaxNumSeqs = "raise_max_num_seqs",
+        /// Preemptions: the KV pool runs out.
+        TunePreemptions = "tune_for_preemptions",
+        /// Requests wait: add replicas behind an autoscaler.
+        MoveToKserve = "move_to_kserve",
+        /// Autoscale on in-flight requests or KV usage.
+        SetAutoscalingTrigger = "set_autoscaling_trigger",
+        /// Find why the server restarted.
+        InvestigateRestart = "investigate_restart",
+        /// Read the logs of an error burst.
+        InvestigateErrorBurst = "investigate_error_burst",
+        /// The API server adds time before the engine.
+        ScaleApiServer = "scale_api_server",
+        /// Prefill is most of a failing TTFT: fewer prompt tokens, or more compute.
+        SpeedUpPrefill = "speed_up_prefill",
+        /// Quantize: fewer bytes per token.
+        QuantizeBeforeBuying = "quantize_before_buying",
+        /// Decode dominates; prefill work cannot help the failing objective.
+        StopOptimisingPrefill = "stop_optimising_prefill",
+        /// Separate prefill from decode, or route by prefix.
+        MoveToLlmD = "move_to_llm_d",
+        /// Answers are cut at max_tokens.
+        RaiseMaxTokens = "raise_max_tokens",
+        /// Put the shared text first, byte-identical.
+        StandardisePromptPrefix = "standardise_prompt_prefix",
+        /// The workload changed shape mid-capture.
+        RevisitOnShapeChange = "revisit_on_shape_change",
+        /// Turn prefix caching on (V0).
+        EnablePrefixCaching = "enable_prefix_caching",
+    }
+}
+
+string_enum! {
+    /// One of the four SLOs.
+    pub enum SloId {
+        /// Time to first token, p95.
+        TtftP95 = "ttft_p95",
+        /// Inter-token latency, p95.
+        ItlP95 = "itl_p95",
+        /// No queueing at N requests in flight.
+        QueueAtConcurrency = "queue_at_concurrency",
+        /// Errors + aborts share of finished requests.
+        ErrorAbortRate = "error_abort_rate",
+    }
+}
+
+string_enum! {
+    /// What a recommendation addresses: a failing objective, or a kind of
+    /// waste or risk.
+    pub enum Addresses {
+        /// The TTFT objective.
+        TtftP95 = "ttft_p95",
+        /// The inter-token objective.
+        ItlP95 = "itl_p95",
+        /// The queueing objective.
+        QueueAtConcurrency = "queue_at_concurrency",
+        /// The error + abort objective.
+        ErrorAbortRate = "error_abort_rate",
+        /// Room for more load.
+        Capacity = "capacity",
+        /// GPU time or memory spent on work that need not be done.
+        Efficiency = "efficiency",
+        /// Money or energy.
+        Cost = "cost",
+        /// Restarts, errors, lost requests, alerting.
+        Reliability = "reliability",
+        /// What users receive: answers cut short.
+        Quality = "quality",
+    }
+}
+
+impl From<SloId> for Addresses {
+    fn from(s: SloId) -> Addresses {
+        match s {
+            SloId::TtftP95 => Addresses::TtftP95,
+            SloId::ItlP95 => Addresses::ItlP95,
+            SloId::QueueAtConcurrency => Addresses::QueueAtConcurrency,
+            SloId::ErrorAbortRate => Addresses::ErrorAbortRate,
+        }
+    }
+}
+
+impl Addresses {
+    /// The SLO, when it is one.
+    pub fn slo(self) -> Option<SloId> {
+        SloId::parse(self.as_str())
+    }
+}
+
+string_enum! {
+    /// What kind of stretch of the capture a phase is.
+    pub enum PhaseKind {
+        /// A process's first minutes (after a start or restart).
+        Warmup = "warmup",
+        /// A steady load level.
+        Steady = "steady",
+        /// Between two load levels.
+        Ramp = "ramp",
+        /// The window in which a server restarted.
+        Restart = "restart",
+        /// A server could not be scraped.
+        Down = "down",
+        /// Errors or aborts far above the rest of the capture.
+        Burst = "burst",
+        /// No load.
+        Idle = "idle",
+    }
+}
+
+string_enum! {
+    /// A timeline event.
+    pub enum TimelineKind {
+        /// An objective proven missed in a window.
+        SloBreached = "slo_breached",
+        /// Back within it.
+        SloRecovered = "slo_recovered",
+        /// Requests first waited.
+        WaitingStarted = "waiting_started",
+        /// Preemptions first seen.
+        PreemptionsStarted = "preemptions_started",
+        /// KV pool above 60 %.
+        KvAbove60 = "kv_above_60",
+        /// KV pool above 90 %.
+        KvAbove90 = "kv_above_90",
+        /// A process restarted.
+        Restart = "restart",
+        /// Scrapes missing or failed.
+        ScrapeGap = "scrape_gap",
+        /// The token mix changed.
+        ShapeChange = "shape_change",
+        /// A GPU reported an XID.
+        Xid = "xid",
+        /// The load moved to another level.
+        LoadStep = "load_step",
+        /// Errors or aborts burst.
+        ErrorBurst = "error_burst",
+    }
+}
+
+string_enum! {
+    /// A data-quality note.
+    pub enum QualityKind {
+        /// A signal the analyses read is missing.
+        MissingMetric = "missing_metric",
+        /// Counters reset.
+        Reset = "reset",
+        /// Scrapes missing or failed.
+        Gap = "gap",
+        /// Times disagree.
+        ClockSkew = "clock_skew",
+        /// The same series twice.
+        DuplicateSeries = "duplicate_series",
+        /// Histograms with different bucket layouts.
+        BucketLayouts = "bucket_layouts",
+        /// A known bug of the release.
+        KnownBug = "known_bug",
+        /// The capture interval.
+        CollectInterval = "collect_interval",
+        /// Unreadable lines or files.
+        Diagnostic = "diagnostic",
+        /// The release.
+        Version = "version",
+        /// A fallback metric was read.
+        Fallback = "fallback",
+        /// Buckets that are not cumulative.
+        NonCumulative = "non_cumulative",
+        /// NaN or infinite samples.
+        NonFinite = "non_finite",
+        /// A counter that drops often.
+        CounterBackwards = "counter_backwards",
+    }
+}
+
+/// Whom a row or event concerns: the whole fleet, or one replica (a vLLM
+/// target). In the JSON, `"fleet"` or the target's name.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Scope {
+    /// Every replica together.
+    Fleet,
+    /// One replica (target name).
+    Replica(String),
+}
+
+impl Scope {
+    /// The JSON string.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Scope::Fleet => "fleet",
+            Scope::Replica(name) => name,
+        }
+    }
+
+    /// True for the fleet.
+    pub fn is_fleet(&self) -> bool {
+        matches!(self, Scope::Fleet)
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Scope {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Scope {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Scope, D::Error> {
+        let s = String::deserialize(d)?;
+        Ok(if s == "fleet" {
+            Scope::Fleet
+        } else {
+            Scope::Replica(s)
+        })
+    }
+}
+
+impl JsonSchema for Scope {
+    fn schema_name() -> Cow<'static, str> {
+        Cow::Borrowed("Scope")
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "description": "`fleet` for every replica together, or a replica's target name."
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_round_trip_and_are_unique() {
+        fn check<T: Copy + PartialEq + fmt::Debug>(
+            all: &[T],
+            s: fn(T) -> &'static str,
+            p: fn(&str) -> Option<T>,
+        ) {
+            let mut seen = std::collections::BTreeSet::new();
+            for &x in all {
+                assert!(seen.insert(s(x)), "{} twice", s(x));
+                assert_eq!(p(s(x)), Some(x));
+            }
+        }
+        check(StepId::ALL, StepId::as_str, StepId::parse);
+        check(FindingId::ALL, FindingId::as_str, FindingId::parse);
+        check(RecId::ALL, RecId::as_str, RecId::parse);
+        check(SloId::ALL, SloId::as_str, SloId::parse);
+        check(Addresses::ALL, Addresses::as_str, Addresses::parse);
+        check(PhaseKind::ALL, PhaseKind::as_str, PhaseKind::parse);
+        check(TimelineKind::ALL, TimelineKind::as_str, TimelineKind::parse);
+        check(QualityKind::ALL, QualityKind::as_str, QualityKind::parse);
+        for f in FindingId::ALL {
+            let _ = f.step();
+        }
+        for s in SloId::ALL {
+            assert_eq!(Addresses::from(*s).slo(), Some(*s));
+        }
+    }
+
+    #[test]
+    fn json_forms() {
+        assert_eq!(
+            serde_json::to_string(&FindingId::LatencyQueueing).unwrap(),
+            "\"latency.queueing\""
+        );
+        assert_eq!(
+            serde_json::from_str::<RecId>("\"move_to_kserve\"").unwrap(),
+            RecId::MoveToKserve
+        );
+        assert!(serde_json::from_str::<RecId>("\"nope\"").is_err());
+        assert_eq!(
+            serde_json::to_string(&Scope::Replica("vllm-0".into())).unwrap(),
+            "\"vllm-0\""
+        );
+        assert_eq!(
+            serde_json::from_str::<Scope>("\"fleet\"").unwrap(),
+            Scope::Fleet
+        );
+    }
+}

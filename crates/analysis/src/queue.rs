@@ -1,0 +1,354 @@
+//! Queueing, defined once and judged per replica: the queue SLO ("at N
+//! requests in flight, nothing waits"), the `latency.queueing` finding and
+//! the admission cap all read this module.
+//!
+//! - **In flight** is running + waiting at a scrape.
+//! - **Queued**: waiting > 0 on at least two consecutive scrapes (waiting
+//!   for capacity, `num_requests_waiting_by_reason{reason="capacity"}`,
+//!   where exported: from 0.20 `num_requests_waiting` also counts deferred
+//!   requests), or a window whose mean queue time reaches the negligible
+//!   threshold. vLLM records queue time when a request finishes, so a
+//!   window's queue time belongs to requests that finished there and
+//!   queued up to one request's lifetime earlier: that window is charged
+//!   with the most requests in flight over its own span and the span of
+//!   one average request before it. Time waited after a preemption counts
+//!   as prefill or decode in vLLM's histograms, and preempted requests
+//!   waiting again count in `waiting`.
+//! - **Admission cap**: the most requests a replica ran at once while
+//!   others waited, at scrapes with requests waiting (`--max-num-seqs`, or
+//!   the KV cache when it fills first).
+//! - **Queueing starts at**: the fewest requests in flight seen with
+//!   queueing.
+//!
+//! Warm-up windows (a process's first minutes) are left out, and the
+//! report says so.
+
+use std::collections::BTreeMap;
+
+use vllm_lens_catalog::{Catalogue, Signal, Status};
+use vllm_lens_query::Grid;
+use vllm_lens_store::{Store, TargetId};
+
+use crate::model::Latency;
+use crate::thresholds::QUEUED_CONSECUTIVE_SCRAPES;
+
+/// How queueing was seen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum QueuedBy {
+    /// Waiting > 0 on consecutive scrapes.
+    Waiting,
+    /// The window's mean queue time.
+    QueueTime,
+}
+
+/// One sighting of queueing.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Queued {
+    /// Scrape time, or the window's start for [`QueuedBy::QueueTime`].
+    pub time_ms: i64,
+    /// Requests in flight then.
+    pub in_flight: f64,
+    /// Requests running then (the most in the span, for queue time).
+    pub running: f64,
+    pub by: QueuedBy,
+}
+
+/// One replica's queueing.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ReplicaQueue {
+    pub name: String,
+    /// The most requests in flight at a scrape outside warm-up.
+    pub peak_in_flight: Option<f64>,
+    /// The most requests in flight at a scrape without queueing.
+    pub peak_without_queueing: Option<f64>,
+    pub queued: Vec<Queued>,
+    /// Windows (indices) with queueing.
+    pub queued_windows: Vec<usize>,
+}
+
+impl ReplicaQueue {
+    /// The fewest requests in flight seen with queueing.
+    pub fn queueing_starts_at(&self) -> Option<f64> {
+        self.queued.iter().map(|q| q.in_flight).reduce(f64::min)
+    }
+
+    /// The most requests run at once while others waited: read at scrapes
+    /// with requests waiting (queue time alone says nothing about what ran
+    /// beside them).
+    pub fn admission_cap(&self) -> Option<f64> {
+        self.queued
+            .iter()
+            .filter(|q| q.by == QueuedBy::Waiting)
+            .map(|q| q.running)
+            .reduce(f64::max)
+    }
+}
+
+/// Queueing over every replica.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct QueueReport {
+    pub replicas: Vec<ReplicaQueue>,
+    /// The family read for waiting requests.
+    pub waiting_metric: Option<String>,
+    /// True when at least one replica has running and waiting gauges.
+    pub measured: bool,
+    /// Windows left out (warm-up), indices.
+    pub excluded: Vec<usize>,
+}
+
+impl QueueReport {
+    /// The fewest requests in flight seen with queueing, on any replica.
+    pub fn queueing_starts_at(&self) -> Option<f64> {
+        self.replicas
+            .iter()
+            .filter_map(ReplicaQueue::queueing_starts_at)
+            .reduce(f64::min)
+    }
+
+    /// The smallest admission cap among the replicas that queued.
+    pub fn admission_cap(&self) -> Option<f64> {
+        self.replicas
+            .iter()
+            .filter_map(ReplicaQueue::admission_cap)
+            .reduce(f64::min)
+    }
+
+    /// The most requests in flight on one replica.
+    pub fn peak_in_flight(&self) -> Option<f64> {
+        self.replicas
+            .iter()
+            .filter_map(|r| r.peak_in_flight)
+            .reduce(f64::max)
+    }
+
+    /// The most requests in flight on one replica without queueing.
+    pub fn peak_without_queueing(&self) -> Option<f64> {
+        self.replicas
+            .iter()
+            .filter_map(|r| r.peak_without_queueing)
+            .reduce(f64::max)
+    }
+
+    /// Windows (indices) in which some replica queued.
+    pub fn queued_windows(&self) -> Vec<usize> {
+        let mut out: Vec<usize> = self
+            .replicas
+            .iter()
+            .flat_map(|r| r.queued_windows.iter().copied())
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Every sighting with in flight ≤ `n`, on any replica.
+    pub fn queued_at_or_below(&self, n: f64) -> Vec<(&str, Queued)> {
+        self.replicas
+            .iter()
+            .flat_map(|r| {
+                r.queued
+                    .iter()
+                    .filter(move |q| q.in_flight <= n)
+                    .map(move |q| (r.name.as_str(), *q))
+            })
+            .collect()
+    }
+}
+
+/// A gauge signal summed over a target's series at each of its scrapes.
+pub(crate) fn per_scrape(
+    store: &Store,
+    cat: &Catalogue,
+    signal: Signal,
+    target: TargetId,
+) -> BTreeMap<i64, f64> {
+    let mut out = BTreeMap::new();
+    for sid in cat.get(signal).series() {
+        let s = store.series(sid);
+        if s.target() != target {
+            continue;
+        }
+        for (&t, &v) in s.times().iter().zip(s.values()) {
+            if v.is_finite() {
+                *out.entry(t).or_insert(0.0) += v;
+            }
+        }
+    }
+    out
+}
+
+/// What [`analyse`] reads per replica.
+pub(crate) struct ReplicaInput<'a> {
+    pub target: TargetId,
+    pub name: &'a str,
+    /// The replica's latency rows, one per window.
+    pub latency: Vec<&'a Latency>,
+}
+
+/// Reads queueing for every replica.
+pub(crate) fn analyse(
+    store: &Store,
+    cat: &Catalogue,
+    grid: &Grid,
+    replicas: &[ReplicaInput<'_>],
+    excluded: &[usize],
+    negligible_ms: f64,
+) -> QueueReport {
+    let capacity = cat.get(Signal::WaitingCapacity).status != Status::Missing;
+    let waiting_signal = if capacity {
+        Signal::WaitingCapacity
+    } else {
+        Signal::Waiting
+    };
+    let waiting_metric = cat.get(waiting_signal).used.first().map(|n| n.to_string());
+    let mut report = QueueReport {
+        waiting_metric,
+        excluded: excluded.to_vec(),
+        ..QueueReport::default()
+    };
+    let out_of_judgement = |t: i64| grid.index(t).is_none_or(|w| excluded.contains(&w));
+    for r in replicas {
+        let running = per_scrape(store, cat, Signal::Running, r.target);
+        let waiting = per_scrape(store, cat, waiting_signal, r.target);
+        let mut rq = ReplicaQueue {
+            name: r.name.to_string(),
+            ..ReplicaQueue::default()
+        };
+        if running.is_empty() || waiting.is_empty() {
+            report.replicas.push(rq);
+            continue;
+        }
+        report.measured = true;
+        let scrapes: Vec<(i64, f64, f64)> = running
+            .iter()
+            .filter_map(|(&t, &run)| waiting.get(&t).map(|&wait| (t, run, wait)))
+            .collect();
+        // Per window: the most in flight and running at a scrape.
+        let mut window_max: Vec<Option<(f64, f64)>> = vec![None; grid.count];
+        for &(t, run, wait) in &scrapes {
+            if let Some(w) = grid.index(t) {
+                let slot = window_max[w].get_or_insert((0.0, 0.0));
+                slot.0 = slot.0.max(run + wait);
+                slot.1 = slot.1.max(run);
+            }
+        }
+        // Waiting > 0 on consecutive scrapes.
+        let mut queued_scrape = vec![false; scrapes.len()];
+        let mut i = 0;
+        while i < scrapes.len() {
+            if scrapes[i].2 > 0.0 {
+                let mut j = i;
+                while j < scrapes.len() && scrapes[j].2 > 0.0 {
+                    j += 1;
+                }
+                if j - i >= QUEUED_CONSECUTIVE_SCRAPES {
+                    for q in &mut queued_scrape[i..j] {
+                        *q = true;
+                    }
+                }
+                i = j;
+            } else {
+                i += 1;
+            }
+        }
+        for (k, &(t, run, wait)) in scrapes.iter().enumerate() {
+            if out_of_judgement(t) {
+                continue;
+            }
+            let in_flight = run + wait;
+            rq.peak_in_flight = Some(rq.peak_in_flight.map_or(in_flight, |p| p.max(in_flight)));
+            if queued_scrape[k] {
+                rq.queued.push(Queued {
+                    time_ms: t,
+                    in_flight,
+                    running: run,
+                    by: QueuedBy::Waiting,
+                });
+                if let Some(w) = grid.index(t) {
+                    rq.queued_windows.push(w);
+                }
+            } else {
+                rq.peak_without_queueing = Some(
+                    rq.peak_without_queueing
+                        .map_or(in_flight, |p| p.max(in_flight)),
+                );
+            }
+        }
+        // Mean queue time: charged to the window and the span of one
+        // average request before it.
+        for (w, l) in r.latency.iter().enumerate() {
+            if excluded.contains(&w) {
+                continue;
+            }
+            let Some(q) = l.queue_ms else { continue };
+            if q < negligible_ms {
+                continue;
+            }
+            let life_ms = l.e2e_ms.unwrap_or(q).max(q);
+            let back = ((life_ms / grid.width_ms as f64).ceil() as usize).min(w);
+            let span = window_max[w - back..=w].iter().flatten();
+            let (in_flight, running) = span.fold((None::<f64>, 0.0f64), |(a, b), x| {
+                (Some(a.map_or(x.0, |a| a.max(x.0))), b.max(x.1))
+            });
+            if let Some(in_flight) = in_flight {
+                rq.queued.push(Queued {
+                    time_ms: grid.bounds(w).0,
+                    in_flight,
+                    running,
+                    by: QueuedBy::QueueTime,
+                });
+                rq.queued_windows.push(w);
+            }
+        }
+        rq.queued_windows.sort_unstable();
+        rq.queued_windows.dedup();
+        // A window charged by queue time may hold the peak without a
+        // queued scrape: the peak "without queueing" is below the start.
+        if let (Some(p), Some(s)) = (rq.peak_without_queueing, rq.queueing_starts_at())
+            && p >= s
+        {
+            let below: Option<f64> = scrapes
+                .iter()
+                .filter(|(t, _, _)| !out_of_judgement(*t))
+                .map(|(_, r, w)| r + w)
+                .filter(|x| *x < s)
+                .reduce(f64::max);
+            rq.peak_without_queueing = below;
+        }
+        report.replicas.push(rq);
+    }
+    report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rq(name: &str, queued: &[(f64, f64)]) -> ReplicaQueue {
+        ReplicaQueue {
+            name: name.into(),
+            queued: queued
+                .iter()
+                .map(|&(in_flight, running)| Queued {
+                    time_ms: 0,
+                    in_flight,
+                    running,
+                    by: QueuedBy::Waiting,
+                })
+                .collect(),
+            ..ReplicaQueue::default()
+        }
+    }
+
+    #[test]
+    fn start_and_cap_across_replicas() {
+        let r = QueueReport {
+            replicas: vec![rq("a", &[(20.0, 16.0), (17.0, 16.0)]), rq("b", &[])],
+            ..QueueReport::default()
+        };
+        assert_eq!(r.queueing_starts_at(), Some(17.0));
+        assert_eq!(r.admission_cap(), Some(16.0));
+        assert_eq!(r.queued_at_or_below(12.0).len(), 0);
+        assert_eq!(r.queued_at_or_below(17.0).len(), 1);
+    }
+}

@@ -1,0 +1,103 @@
+//! Every threshold the analyses, the SLO judgement, the phases and the
+//! recommendations use, in one place. The SLO objectives themselves are
+//! the user's ([`crate::SloThresholds`]); these are the tool's own lines,
+//! each with the reason it sits where it does.
+
+// Step 1: where latency goes.
+
+/// Decode's share of queue + prefill + decode at or above which decode
+/// "dominates" (prefill work can win at most a fifth).
+pub const DECODE_DOMINATES_PCT: f64 = 80.0;
+/// Prefill's share at or above which it is a main lever.
+pub const PREFILL_DOMINATES_PCT: f64 = 40.0;
+/// Decode share above which long-prompt workloads show prefill interference.
+pub const INTERFERENCE_DECODE_PCT: f64 = 50.0;
+/// TTFT − (queue + prefill) above this many ms, and above half of TTFT, is
+/// time spent outside the engine.
+pub const FRONTEND_GAP_MS: f64 = 50.0;
+/// See [`FRONTEND_GAP_MS`].
+pub const FRONTEND_GAP_SHARE: f64 = 0.5;
+/// A p99 proven at this multiple of a latency objective is a stall users see.
+pub const STALL_FACTOR: f64 = 3.0;
+
+// Step 2: efficiency.
+
+/// Prefix-cache hit rate below which prompts share little cached text.
+pub const PREFIX_LOW_PCT: f64 = 30.0;
+/// KV pool use (window maximum) that calls for scaling out before it fills.
+pub const KV_WARN_PCT: f64 = 60.0;
+/// KV pool use at which admission stalls and preemption begins.
+pub const KV_FULL_PCT: f64 = 90.0;
+/// Running requests (mean) from which one token per step means batching
+/// is broken.
+pub const BATCHING_MIN_RUNNING: f64 = 4.0;
+/// Tokens per step below which batching is broken (with the above).
+pub const BATCHING_BROKEN_TOKENS: f64 = 1.5;
+
+// Step 3: workload.
+
+/// Generated ÷ prompt tokens below which the workload is prefill-heavy.
+pub const PREFILL_HEAVY_RATIO: f64 = 0.1;
+/// Generated ÷ prompt tokens from which it is decode-heavy.
+pub const DECODE_HEAVY_RATIO: f64 = 1.0;
+/// Answers using this share of max_tokens on average are being cut.
+pub const TRUNCATION_UTIL_PCT: f64 = 90.0;
+/// A majority ending on `length` means truncation.
+pub const LENGTH_SHARE_PCT: f64 = 50.0;
+/// The token mix moving by this factor between halves is a shape change.
+pub const SHAPE_CHANGE_FACTOR: f64 = 2.0;
+
+// Step 4: outcomes.
+
+/// HTTP error share at which HTTP errors fail rather than warn, %.
+pub const HTTP_ERROR_FAIL_PCT: f64 = 1.0;
+/// A window whose error + abort share is at least this many times the
+/// rest of the capture's, and at or above the objective, is a burst.
+pub const BURST_FACTOR: f64 = 5.0;
+
+// Step 5: the GPU.
+
+/// GPU util below which the GPU is idle.
+pub const GPU_IDLE_UTIL_PCT: f64 = 10.0;
+/// GPU util below which kernels leave gaps (starved).
+pub const GPU_STARVED_UTIL_PCT: f64 = 60.0;
+/// DRAM activity from which, with idle tensor cores, decode is memory-bound.
+pub const MEMORY_BOUND_DRAM_PCT: f64 = 50.0;
+/// Tensor activity below which the tensor cores are idle.
+pub const TENSOR_IDLE_PCT: f64 = 30.0;
+/// Tensor activity from which the GPU is compute-bound.
+pub const COMPUTE_BOUND_TENSOR_PCT: f64 = 50.0;
+/// GPU util from which it reads "full" (residency, not work).
+pub const UTIL_RESIDENCY_PCT: f64 = 90.0;
+/// Temperature at which GPUs throttle.
+pub const HOT_C: f64 = 85.0;
+
+// Step 6: memory.
+
+/// VRAM reading this full is vLLM's pre-allocation, not load.
+pub const VRAM_PREALLOCATED_PCT: f64 = 80.0;
+/// KV pool peak below which most of the pool is idle.
+pub const POOL_OVERSIZED_KV_PCT: f64 = 25.0;
+
+// The queue SLO.
+
+/// Consecutive scrapes with waiting > 0 that make "queued" (one alone is
+/// an arrival caught between two engine steps).
+pub const QUEUED_CONSECUTIVE_SCRAPES: usize = 2;
+
+// Phases.
+
+/// Two load levels differ when the larger is at least this factor of the
+/// smaller...
+pub const LOAD_STEP_FACTOR: f64 = 1.5;
+/// ...and the difference is at least this many standard deviations of a
+/// Poisson count at the larger level (so noise on light load is not a step).
+pub const LOAD_STEP_SIGMAS: f64 = 3.0;
+/// In-flight requests (mean) below which a window is idle.
+pub const IDLE_IN_FLIGHT: f64 = 0.5;
+
+// The verdict.
+
+/// Headroom under this share of an objective (proven) puts the deployment
+/// at risk.
+pub const AT_RISK_HEADROOM: f64 = 0.2;

@@ -1,0 +1,400 @@
+//! The bottom line: healthy, at risk or failing, and why; a short
+//! narrative of the phases, restarts and bursts; and each phase's one-line
+//! description.
+//!
+//! - **failing**: an objective fails (proven by the data).
+//! - **at risk**: none fails, but one cannot be told, a p99 stalls, a
+//!   server restarted, errors burst, or the proven headroom on an objective
+//!   is under 20 %.
+//! - **healthy**: neither. The report then says so first, with where the
+//!   capacity ends, and that nothing needs to change.
+
+use vllm_lens_query::Verdict as Proof;
+
+use crate::Settings;
+use crate::analyses::{Ctx, RestartInfo};
+use crate::ids::{FindingId, PhaseKind, SloId, TimelineKind};
+use crate::model::{
+    Analysis, Phase, SloResult, SloStatus, Summary, TimelineEvent, Verdict, VerdictStatus,
+};
+use crate::text::{bucket_text, ms_text, num, plural};
+use crate::thresholds::AT_RISK_HEADROOM;
+use vllm_lens_catalog::Signal;
+
+fn hhmm(ms: i64) -> String {
+    let t = crate::time::format_rfc3339(ms);
+    // 2026-11-16T14:05:00Z → 14:05
+    t.get(11..16).unwrap_or(&t).to_string()
+}
+
+/// "14:00–14:05"
+fn span(a: i64, b: i64) -> String {
+    format!("{}–{}", hhmm(a), hhmm(b))
+}
+
+fn quantile_words(slo: &SloResult) -> String {
+    slo.bounds.map_or_else(
+        || "missing".to_string(),
+        |b| bucket_text(b.low, b.high.unwrap_or(f64::INFINITY)),
+    )
+}
+
+/// A phase in one line.
+pub(crate) fn describe_phase(
+    kind: PhaseKind,
+    f: &Summary,
+    in_flight: Option<f64>,
+    restarts: &[&RestartInfo],
+    settings: &Settings,
+) -> String {
+    let l = &f.latency;
+    let mut parts: Vec<String> = Vec::new();
+    match kind {
+        PhaseKind::Restart => {
+            for r in restarts {
+                let mut s = format!("{} restarted", r.replica);
+                if let Some(d) = r.down_ms() {
+                    s.push_str(&format!(", unreachable for up to {}", ms_text(d as f64)));
+                }
+                if let Some(n) = r.in_flight_lost {
+                    s.push_str(&format!(", {} requests in flight lost", num(n)));
+                }
+                parts.push(s);
+            }
+            if parts.is_empty() {
+                parts.push("a replica restarted".into());
+            }
+        }
+        PhaseKind::Down => parts.push("A replica could not be scraped".into()),
+        PhaseKind::Idle => parts.push("No load".into()),
+        PhaseKind::Burst => {
+            let o = &f.outcomes;
+            if let Some(p) = o.error_abort_pct {
+                parts.push(format!("Errors + aborts {p:.1} % of finished requests"));
+            }
+            let per = |s: &str| o.http_per_min_by_status.get(s).copied().unwrap_or(0.0);
+            if o.http_error_pct.is_some() {
+                parts.push(format!(
+                    "HTTP 4xx {}/min, 5xx {}/min",
+                    num(per("4xx")),
+                    num(per("5xx"))
+                ));
+            }
+        }
+        PhaseKind::Warmup => parts.push("A new process's first minutes".into()),
+        PhaseKind::Steady | PhaseKind::Ramp => {}
+    }
+    if let Some(x) = in_flight {
+        parts.push(format!("~{} requests in flight", num(x.round())));
+    }
+    if let Some(r) = f.workload.requests_per_min {
+        parts.push(format!("{} finished/min", num(r.round())));
+    }
+    if matches!(
+        kind,
+        PhaseKind::Steady | PhaseKind::Ramp | PhaseKind::Warmup
+    ) {
+        if let Some(b) = l.bounds.ttft_p95_ms {
+            parts.push(format!(
+                "TTFT p95 {}",
+                bucket_text(b.low, b.high.unwrap_or(f64::INFINITY))
+            ));
+        }
+        if let Some(b) = l.bounds.itl_p95_ms {
+            parts.push(format!(
+                "inter-token p95 {}",
+                bucket_text(b.low, b.high.unwrap_or(f64::INFINITY))
+            ));
+        }
+        match l.queue_ms {
+            Some(q) if q >= settings.slo.queue_negligible_ms => {
+                parts.push(format!("mean queue {}", ms_text(q.round())))
+            }
+            Some(_) => parts.push("no queueing".into()),
+            None => {}
+        }
+        if let Some(kv) = f.efficiency.kv_cache_pct {
+            parts.push(format!("KV up to {kv:.1} %"));
+        }
+    }
+    parts.join(", ")
+}
+
+/// True when the proven headroom on an objective is under 20 %.
+fn thin(ctx: &Ctx<'_>, slo: &SloResult) -> bool {
+    if slo.status != SloStatus::Pass {
+        return false;
+    }
+    match slo.id {
+        SloId::TtftP95 | SloId::ItlP95 => {
+            let signal = if slo.id == SloId::TtftP95 {
+                Signal::Ttft
+            } else {
+                Signal::InterTokenLatency
+            };
+            ctx.hists
+                .get(&signal)
+                .and_then(|h| {
+                    h.buckets
+                        .prove(0.95, (1.0 - AT_RISK_HEADROOM) * slo.threshold / 1000.0)
+                })
+                .is_some_and(|p| p.verdict == Proof::Beyond)
+        }
+        SloId::ErrorAbortRate => slo
+            .value
+            .is_some_and(|v| v >= (1.0 - AT_RISK_HEADROOM) * slo.threshold),
+        SloId::QueueAtConcurrency => slo
+            .queueing_starts_at
+            .is_some_and(|s| s - 1.0 < (1.0 + AT_RISK_HEADROOM) * slo.threshold),
+    }
+}
+
+fn slo_words(slo: &SloResult) -> String {
+    match (slo.id, slo.status) {
+        (SloId::TtftP95 | SloId::ItlP95, SloStatus::Fail) => format!(
+            "{} p95 is {} (objective {})",
+            if slo.id == SloId::TtftP95 {
+                "TTFT"
+            } else {
+                "inter-token latency"
+            },
+            quantile_words(slo),
+            ms_text(slo.threshold)
+        ),
+        (SloId::TtftP95 | SloId::ItlP95, SloStatus::CannotTell) => format!(
+            "{} p95 lies {}, around its {} objective: the buckets cannot tell",
+            if slo.id == SloId::TtftP95 {
+                "TTFT"
+            } else {
+                "inter-token latency"
+            },
+            quantile_words(slo),
+            ms_text(slo.threshold)
+        ),
+        (SloId::QueueAtConcurrency, SloStatus::Fail) => {
+            match (slo.queueing_starts_at, slo.admission_cap) {
+                (Some(s), Some(c)) if c < slo.threshold => format!(
+                    "the server runs at most {} requests at once, fewer than the {} the queue objective names (queueing from {} in flight)",
+                    num(c),
+                    num(slo.threshold),
+                    num(s)
+                ),
+                (Some(s), _) => format!(
+                    "requests queue from {} in flight, at or below the objective's {}",
+                    num(s),
+                    num(slo.threshold)
+                ),
+                _ => "requests queue below the objective's concurrency".to_string(),
+            }
+        }
+        (SloId::ErrorAbortRate, SloStatus::Fail) => format!(
+            "errors + aborts are {} % of finished requests (objective < {} %)",
+            slo.value.map_or("?".into(), |v| format!("{v:.2}")),
+            num(slo.threshold)
+        ),
+        _ => slo.title.clone(),
+    }
+}
+
+fn objective_name(id: SloId) -> &'static str {
+    match id {
+        SloId::TtftP95 => "TTFT p95",
+        SloId::ItlP95 => "inter-token p95",
+        SloId::QueueAtConcurrency => "the queue objective",
+        SloId::ErrorAbortRate => "errors + aborts",
+    }
+}
+
+/// The verdict.
+pub(crate) fn verdict(ctx: &Ctx<'_>, analyses: &[Analysis], timeline: &[TimelineEvent]) -> Verdict {
+    let fired = |id: FindingId| {
+        analyses
+            .iter()
+            .flat_map(|a| a.findings.iter())
+            .any(|f| f.id == id)
+    };
+    let mut failing: Vec<String> = Vec::new();
+    let mut risks: Vec<String> = Vec::new();
+    for slo in ctx.slo {
+        match slo.status {
+            SloStatus::Fail => failing.push(slo_words(slo)),
+            SloStatus::CannotTell => risks.push(format!(
+                "{} cannot be told against {} (it lies {})",
+                objective_name(slo.id),
+                ms_text(slo.threshold),
+                quantile_words(slo)
+            )),
+            SloStatus::Pass if thin(ctx, slo) => risks.push(format!(
+                "{} is met with under 20 % headroom",
+                objective_name(slo.id)
+            )),
+            _ => {}
+        }
+    }
+    let l = &ctx.summary.latency;
+    for (id, what, b, objective) in [
+        (
+            FindingId::LatencyTtftStall,
+            "TTFT",
+            l.bounds.ttft_p99_ms,
+            ctx.settings.slo.ttft_p95_ms,
+        ),
+        (
+            FindingId::LatencyItlStall,
+            "inter-token",
+            l.bounds.itl_p99_ms,
+            ctx.settings.slo.itl_p95_ms,
+        ),
+    ] {
+        if fired(id) {
+            risks.push(format!(
+                "{what} p99 is over 3× its {} objective ({})",
+                ms_text(objective),
+                b.map_or("?".into(), |b| bucket_text(
+                    b.low,
+                    b.high.unwrap_or(f64::INFINITY)
+                ))
+            ));
+        }
+    }
+    for r in ctx.restarts {
+        risks.push(format!(
+            "{} restarted at {}{}",
+            r.replica,
+            hhmm(r.when_ms()),
+            r.in_flight_lost.map_or(String::new(), |n| format!(
+                ", losing {} requests in flight",
+                num(n)
+            ))
+        ));
+    }
+    for p in ctx.phases.iter().filter(|p| p.kind == PhaseKind::Burst) {
+        risks.push(format!(
+            "errors burst {} ({})",
+            span(p.start_ms, p.end_ms),
+            p.figures
+                .outcomes
+                .error_abort_pct
+                .map_or("?".into(), |x| format!("{x:.1} % errors + aborts"))
+        ));
+    }
+    let status = if !failing.is_empty() {
+        VerdictStatus::Failing
+    } else if !risks.is_empty() {
+        VerdictStatus::AtRisk
+    } else {
+        VerdictStatus::Healthy
+    };
+    let exercised = ctx
+        .slo
+        .iter()
+        .filter(|s| s.status != SloStatus::NotExercised)
+        .count();
+    let headline = match status {
+        VerdictStatus::Failing => format!("Failing: {}.", failing.join("; ")),
+        VerdictStatus::AtRisk => format!(
+            "At risk: no objective fails, but {}.",
+            risks.iter().take(3).cloned().collect::<Vec<_>>().join("; ")
+        ),
+        VerdictStatus::Healthy if exercised == 0 => {
+            "Healthy as far as the capture shows: no objective could be put to the test."
+                .to_string()
+        }
+        VerdictStatus::Healthy => format!(
+            "Healthy: {} met{}; the deployment needs no change.",
+            if exercised == ctx.slo.len() {
+                "every objective is".to_string()
+            } else {
+                format!("the {exercised} objectives the capture tested are")
+            },
+            capacity_words(ctx)
+                .map(|c| format!(", and {c}"))
+                .unwrap_or_default()
+        ),
+    };
+    let mut reasons = failing;
+    reasons.extend(risks);
+    Verdict {
+        status,
+        headline,
+        reasons,
+        narrative: narrative(ctx, timeline),
+    }
+}
+
+/// Where the capacity ends, in words.
+fn capacity_words(ctx: &Ctx<'_>) -> Option<String> {
+    let q = ctx.queue;
+    match (q.queueing_starts_at(), q.peak_in_flight()) {
+        (Some(s), _) => Some(format!("requests queue from {} in flight", num(s))),
+        (None, Some(p)) => Some(format!(
+            "nothing queued up to {} requests in flight{}",
+            num(p),
+            ctx.summary
+                .efficiency
+                .kv_cache_pct
+                .map_or(String::new(), |k| format!(
+                    " with the KV cache at most {k:.1} % full"
+                ))
+        )),
+        _ => None,
+    }
+}
+
+/// What happened, in a few lines.
+fn narrative(ctx: &Ctx<'_>, timeline: &[TimelineEvent]) -> Vec<String> {
+    let mut out = Vec::new();
+    let interesting =
+        ctx.phases.iter().any(|p| p.kind != PhaseKind::Steady) || ctx.phases.len() > 1;
+    if interesting {
+        for p in ctx.phases {
+            out.push(phase_line(p));
+        }
+    } else if let Some(p) = ctx.phases.first() {
+        out.push(format!(
+            "One steady phase {}: {}.",
+            span(p.start_ms, p.end_ms),
+            p.description
+        ));
+    }
+    if let Some(c) = capacity_words(ctx) {
+        let mut line = c;
+        if let Some(cap) = ctx.queue.admission_cap() {
+            line.push_str(&format!(
+                "; at most {} ran at once while others waited",
+                num(cap)
+            ));
+        }
+        if let Some(first) = line.get(..1) {
+            line = first.to_uppercase() + &line[1..];
+        }
+        out.push(format!("{line}."));
+    }
+    for e in timeline
+        .iter()
+        .filter(|e| e.kind == TimelineKind::ScrapeGap)
+    {
+        out.push(format!("{} {}.", hhmm(e.time_ms), e.description));
+    }
+    let excluded = ctx.queue.excluded.len();
+    if excluded > 0 {
+        out.push(format!(
+            "The queue objective leaves out {} of warm-up or restart.",
+            plural(excluded, "window", "windows")
+        ));
+    }
+    out
+}
+
+fn phase_line(p: &Phase) -> String {
+    let kind = match p.kind {
+        PhaseKind::Steady => "steady",
+        PhaseKind::Ramp => "ramp",
+        PhaseKind::Restart => "restart",
+        PhaseKind::Down => "down",
+        PhaseKind::Burst => "error burst",
+        PhaseKind::Idle => "idle",
+        PhaseKind::Warmup => "warm-up",
+    };
+    format!("{} {kind}: {}.", span(p.start_ms, p.end_ms), p.description)
+}
