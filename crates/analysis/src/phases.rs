@@ -4,16 +4,23 @@
 //! report gives each phase its own figures.
 //!
 //! Load is the mean number of requests in flight (running + waiting) per
-//! window, fleet-wide. Two levels differ when the larger is at least
-//! [`LOAD_STEP_FACTOR`] × the smaller *and* the gap is at least
-//! [`LOAD_STEP_SIGMAS`] standard deviations of a Poisson count at the
-//! larger level, so the noise of light open-loop load is not read as a
-//! step. A change must hold for two windows (one odd window is noise),
-//! except at the end of the capture. A window between two levels that
-//! differs from both is a ramp.
+//! window, fleet-wide. Candidate boundaries come from binary segmentation
+//! of its logarithm (each split must remove more squared error than a
+//! penalty scaled by the noise between neighbouring windows; no segment
+//! shorter than two windows). Two neighbouring levels then stay apart only
+//! when they differ: the larger is at least [`LOAD_STEP_FACTOR`] × the
+//! smaller *and* the gap is at least [`LOAD_STEP_SIGMAS`] standard
+//! deviations of a Poisson count at the larger level, so the noise of
+//! light open-loop load is not read as a step. A level whose first and
+//! last thirds differ is a ramp, as is a window between two levels that
+//! differs from both.
 
 use crate::ids::PhaseKind;
 use crate::thresholds::{IDLE_IN_FLIGHT, LOAD_STEP_FACTOR, LOAD_STEP_SIGMAS};
+
+/// Most load levels one run of ordinary windows is split into (a week of
+/// diurnal load stays readable).
+const MAX_LEVELS: usize = 24;
 
 /// What the segmentation reads per window.
 #[derive(Clone, Copy, Debug, Default)]
@@ -83,75 +90,140 @@ fn kind_of(w: &WindowState) -> Option<PhaseKind> {
     }
 }
 
+/// Most windows read one by one; longer runs are read in blocks (a day of
+/// 1-minute windows in half-hour blocks), so slow drifts and noise average
+/// out the way a reader's eye averages them.
+const MAX_UNITS: usize = 60;
+
 /// Load levels over a run of ordinary windows `[start, end)`.
 fn levels(states: &[WindowState], start: usize, end: usize, out: &mut Vec<Segment>) {
-    let load = |i: usize| states[i].in_flight;
-    let mut segs: Vec<(usize, usize)> = Vec::new();
-    let mut cur = start;
-    let mut i = start + 1;
-    while i < end {
-        let seg: Vec<f64> = (cur..i).filter_map(load).collect();
-        let m = median(&seg);
-        let step_here = |j: usize| load(j).is_some_and(|x| !seg.is_empty() && differs(m, x));
-        let side = |j: usize| load(j).map(|x| x > m);
-        if step_here(i) && i + 1 < end && step_here(i + 1) && side(i) == side(i + 1) {
-            segs.push((cur, i));
-            cur = i;
-        }
-        i += 1;
+    // Windows without a load figure take their neighbour's.
+    let mut load: Vec<f64> = Vec::with_capacity(end - start);
+    let mut last = None;
+    for s in &states[start..end] {
+        let v = s.in_flight.or(last).unwrap_or(0.0);
+        last = Some(v);
+        load.push(v);
     }
-    segs.push((cur, end));
-    // A boundary window between two levels, a third of the gap or more
-    // away from each, is a ramp.
-    let level = |a: usize, b: usize| median(&(a..b).filter_map(load).collect::<Vec<_>>());
-    let between = |x: f64, la: f64, lb: f64| {
+    let block = load.len().div_ceil(MAX_UNITS).max(1);
+    let units: Vec<f64> = load.chunks(block).map(median).collect();
+    for (a, b, kind) in level_segments(&units) {
+        out.push(Segment {
+            start: start + a * block,
+            end: start + (b * block).min(load.len()),
+            kind,
+        });
+    }
+}
+
+/// Levels and ramps over a series of load values (windows or blocks),
+/// as `[a, b)` index ranges.
+fn level_segments(load: &[f64]) -> Vec<(usize, usize, PhaseKind)> {
+    let n = load.len();
+    let x: Vec<f64> = load.iter().map(|v| v.ln_1p()).collect();
+    // Noise: the median step between neighbouring windows, as a standard
+    // deviation of one window's (log) load.
+    let mut steps: Vec<f64> = x.windows(2).map(|w| (w[1] - w[0]).abs()).collect();
+    steps.sort_by(f64::total_cmp);
+    let sigma = steps.get(steps.len() / 2).copied().unwrap_or(0.0) / (0.6745 * 2f64.sqrt());
+    let apart = |a: &[f64], b: &[f64]| {
+        let d = (median(a) - median(b)).abs();
+        let noise = LOAD_STEP_SIGMAS * sigma * (1.0 / a.len() as f64 + 1.0 / b.len() as f64).sqrt();
+        d >= LOAD_STEP_FACTOR.ln() && d >= noise
+    };
+    // A window between two levels that sit apart, a third of the (log)
+    // gap or more away from each, is a moment of transition: a ramp.
+    let between = |v: f64, la: f64, lb: f64| {
         let (lo, hi) = (la.min(lb), la.max(lb));
         let gap = hi - lo;
-        gap > 0.0 && x - lo >= gap / 3.0 && hi - x >= gap / 3.0
+        gap > 0.0 && v - lo >= gap / 3.0 && hi - v >= gap / 3.0
     };
-    let mut ramps: Vec<usize> = Vec::new();
-    for k in 0..segs.len().saturating_sub(1) {
-        let (a0, a1) = segs[k];
-        let (b0, b1) = segs[k + 1];
-        if let Some(x) = load(b0)
-            && b1 - b0 >= 2
-            && between(x, level(a0, a1), level(b0 + 1, b1))
-        {
-            ramps.push(b0);
-        } else if let Some(x) = load(a1 - 1)
-            && a1 - a0 >= 2
-            && between(x, level(a0, a1 - 1), level(b0, b1))
-        {
-            ramps.push(a1 - 1);
+    let transitional: Vec<bool> = (0..n)
+        .map(|w| {
+            if w < 1 || w + 2 > n {
+                return false;
+            }
+            let before = &x[w.saturating_sub(3)..w];
+            let after = &x[w + 1..(w + 4).min(n)];
+            apart(before, after) && between(x[w], median(before), median(after))
+        })
+        .collect();
+    // Within the runs between them, grow a level until the next window,
+    // and the next three, sit at another.
+    let mut segs: Vec<(usize, usize)> = Vec::new();
+    let mut forced_ramp: Vec<usize> = Vec::new();
+    let mut run_start = 0;
+    let cuts = (0..n).filter(|&w| transitional[w]).chain([n]);
+    for w in cuts {
+        let (a0, a1) = (run_start, w);
+        if a1 > a0 {
+            let mut cur = a0;
+            let mut i = a0 + 2;
+            while i + 1 < a1 {
+                let ahead = &x[i..(i + 3).min(a1)];
+                if apart(&x[cur..i], ahead) && apart(&x[cur..i], &x[i..=i]) {
+                    segs.push((cur, i));
+                    cur = i;
+                    i += 2;
+                } else {
+                    i += 1;
+                }
+            }
+            segs.push((cur, a1));
+        }
+        if w < n {
+            forced_ramp.push(segs.len());
+            segs.push((w, w + 1));
+        }
+        run_start = w + 1;
+    }
+    // Kinds: a level whose first and last thirds differ is a ramp; so is a
+    // short level lying between its neighbours (a stair of a slow ramp).
+    let min_steady = 3;
+    let level = |(a, b): (usize, usize)| median(&x[a..b]);
+    let mut kinds: Vec<PhaseKind> = segs
+        .iter()
+        .enumerate()
+        .map(|(k, &(a, b))| {
+            let third = ((b - a) / 3).max(1);
+            if forced_ramp.contains(&k) || (b - a >= 4 && apart(&x[a..a + third], &x[b - third..b]))
+            {
+                PhaseKind::Ramp
+            } else {
+                PhaseKind::Steady
+            }
+        })
+        .collect();
+    for k in 1..segs.len().saturating_sub(1) {
+        let (a, b) = segs[k];
+        let (before, here, after) = (level(segs[k - 1]), level(segs[k]), level(segs[k + 1]));
+        if b - a < min_steady && (before - here) * (here - after) > 0.0 {
+            kinds[k] = PhaseKind::Ramp;
         }
     }
-    let mut w = start;
-    for (a, b) in segs {
-        let mut from = a;
-        while from < b {
-            if ramps.contains(&from) {
-                out.push(Segment {
-                    start: from,
-                    end: from + 1,
-                    kind: PhaseKind::Ramp,
-                });
-                from += 1;
-                continue;
-            }
-            let mut to = from + 1;
-            while to < b && !ramps.contains(&to) {
-                to += 1;
-            }
-            out.push(Segment {
-                start: from,
-                end: to,
-                kind: PhaseKind::Steady,
-            });
-            from = to;
+    // Consecutive ramps are one ramp.
+    let mut merged: Vec<(usize, usize, PhaseKind)> = Vec::new();
+    for (&(a, b), &kind) in segs.iter().zip(&kinds) {
+        match merged.last_mut() {
+            Some(last) if kind == PhaseKind::Ramp && last.2 == PhaseKind::Ramp => last.1 = b,
+            _ => merged.push((a, b, kind)),
         }
-        w = b;
     }
-    debug_assert_eq!(w, end);
+    while merged.len() > MAX_LEVELS {
+        let i = (0..merged.len() - 1)
+            .min_by(|&i, &j| {
+                let d = |k: usize| {
+                    (median(&x[merged[k].0..merged[k].1])
+                        - median(&x[merged[k + 1].0..merged[k + 1].1]))
+                    .abs()
+                };
+                d(i).total_cmp(&d(j))
+            })
+            .unwrap_or(0);
+        merged[i].1 = merged[i + 1].1;
+        merged.remove(i + 1);
+    }
+    merged
 }
 
 /// Splits the windows into phases.
@@ -235,6 +307,28 @@ mod tests {
         // One odd window is not a step.
         let s = segment(&load(&[10.0, 10.0, 40.0, 10.0, 10.0]));
         assert_eq!(kinds(&s), [(0, 5, PhaseKind::Steady)]);
+    }
+
+    #[test]
+    fn a_day_is_night_ramp_day_ramp_night() {
+        let mut v: Vec<f64> = vec![1.5; 12];
+        v.extend([2.5, 4.0, 6.0, 9.0, 13.0, 17.0]);
+        v.extend(vec![20.0; 16]);
+        v.extend([17.0, 13.0, 9.0, 6.0, 4.0, 2.5]);
+        v.extend(vec![1.5; 12]);
+        let got: Vec<PhaseKind> = segment(&load(&v)).iter().map(|s| s.kind).collect();
+        assert_eq!(
+            got,
+            [
+                PhaseKind::Steady,
+                PhaseKind::Ramp,
+                PhaseKind::Steady,
+                PhaseKind::Ramp,
+                PhaseKind::Steady
+            ],
+            "{:?}",
+            kinds(&segment(&load(&v)))
+        );
     }
 
     #[test]

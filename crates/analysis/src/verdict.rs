@@ -85,7 +85,12 @@ pub(crate) fn describe_phase(
         PhaseKind::Steady | PhaseKind::Ramp => {}
     }
     if let Some(x) = in_flight {
-        parts.push(format!("~{} requests in flight", num(x.round())));
+        let n = x.round();
+        parts.push(format!(
+            "~{} request{} in flight",
+            num(n),
+            if n == 1.0 { "" } else { "s" }
+        ));
     }
     if let Some(r) = f.workload.requests_per_min {
         parts.push(format!("{} finished/min", num(r.round())));
