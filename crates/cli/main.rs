@@ -84,7 +84,7 @@ enum Command {
     },
     /// Analyse a bundle: SLO scorecard, what to do, the six analyses.
     #[command(
-        after_help = "Examples:\n  vllm-lens report capture.zip\n  vllm-lens report capture.zip -o report.html --md summary.md --json report.json\n  vllm-lens report capture.zip --window 5m --slo ttft-p95=500ms --slo error-abort=1% --fail-on-slo\n\nSLO names: ttft-p95 (ms or s), itl-p95 (ms or s), queue-at (concurrent requests), error-abort (%).\nExit codes: 0 done; 1 an SLO failed and --fail-on-slo was given; 2 the input could not be used."
+        after_help = "Examples:\n  vllm-lens report capture.zip\n  vllm-lens report capture.zip -o report.html --md summary.md --json report.json\n  vllm-lens report capture.zip --window 5m --slo ttft-p95=500ms --slo error-abort=1% --fail-on-slo\n\nSLO names: ttft-p95 (ms or s), itl-p95 (ms or s), queue-at (requests in flight per replica that must be admitted without waiting), error-abort (%).\nExit codes: 0 done; 1 an SLO failed (proven by the data; \"cannot tell\" is not a failure) and --fail-on-slo was given; 2 the input could not be used."
     )]
     Report {
         /// A .zip, .tar.gz/.tgz, .tar, a folder, a single scrape file, or `-` for stdin.
@@ -104,7 +104,7 @@ enum Command {
         /// An SLO threshold, NAME=VALUE (repeatable): ttft-p95=300ms, itl-p95=50ms, queue-at=12, error-abort=0.5%.
         #[arg(long = "slo", value_name = "NAME=VALUE")]
         slo: Vec<String>,
-        /// Exit with 1 when an SLO fails.
+        /// Exit with 1 when an SLO fails (proven; "cannot tell" does not).
         #[arg(long)]
         fail_on_slo: bool,
         /// Replace hostnames, pod names, IPs, UUIDs and the model name with

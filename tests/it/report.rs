@@ -8,8 +8,8 @@
 use serde_json::Value;
 use vllm_lens_core::analysis::model::{SloStatus, VerdictStatus};
 use vllm_lens_core::analysis::{
-    BundleMeta, FindingId, PhaseKind, QualityKind, RecId, Report, Settings, SloId, SloThresholds,
-    TimelineKind, analyse, json_schema,
+    Addresses, BundleMeta, FindingId, PhaseKind, QualityKind, RecId, Report, Settings, SloId,
+    SloThresholds, TimelineKind, analyse, json_schema,
 };
 
 use crate::engine::load_sample;
@@ -706,4 +706,55 @@ fn recommendations_never_contradict_the_scorecard() {
         "only {recs_seen} recommendations exercised"
     );
     assert!(problems.is_empty(), "\n  {}", problems.join("\n  "));
+}
+
+/// docs/report-schema.md lists every id in its tables (first column, in
+/// backticks), and names no id that does not exist.
+#[test]
+fn schema_doc_names_every_id_and_only_real_ones() {
+    let doc = std::fs::read_to_string(root().join("docs/report-schema.md")).expect("doc");
+    // Rows of the id tables: those headed `| id |`, `| kind |` or `| target |`.
+    let mut listed: Vec<&str> = Vec::new();
+    let mut in_table = false;
+    for line in doc.lines() {
+        if ["| id |", "| kind |", "| target |"]
+            .iter()
+            .any(|h| line.starts_with(h))
+        {
+            in_table = true;
+        } else if !line.starts_with('|') {
+            in_table = false;
+        } else if in_table
+            && let Some(id) = line.strip_prefix("| `").and_then(|l| l.split('`').next())
+        {
+            listed.push(id);
+        }
+    }
+    let exists = |id: &str| {
+        FindingId::parse(id).is_some()
+            || RecId::parse(id).is_some()
+            || SloId::parse(id).is_some()
+            || Addresses::parse(id).is_some()
+            || PhaseKind::parse(id).is_some()
+            || TimelineKind::parse(id).is_some()
+            || QualityKind::parse(id).is_some()
+    };
+    let unknown: Vec<&&str> = listed.iter().filter(|id| !exists(id)).collect();
+    assert!(
+        unknown.is_empty(),
+        "docs/report-schema.md names ids that do not exist: {unknown:?}"
+    );
+    let mut missing: Vec<&str> = Vec::new();
+    missing.extend(FindingId::ALL.iter().map(|x| x.as_str()));
+    missing.extend(RecId::ALL.iter().map(|x| x.as_str()));
+    missing.extend(SloId::ALL.iter().map(|x| x.as_str()));
+    missing.extend(Addresses::ALL.iter().map(|x| x.as_str()));
+    missing.extend(PhaseKind::ALL.iter().map(|x| x.as_str()));
+    missing.extend(TimelineKind::ALL.iter().map(|x| x.as_str()));
+    missing.extend(QualityKind::ALL.iter().map(|x| x.as_str()));
+    missing.retain(|id| !listed.contains(id));
+    assert!(
+        missing.is_empty(),
+        "docs/report-schema.md does not list: {missing:?}"
+    );
 }

@@ -48,7 +48,7 @@ pub struct PageSettings {
     pub ttft_p95_ms: f64,
     /// Inter-token p95 objective, ms.
     pub itl_p95_ms: f64,
-    /// Concurrency at which no queueing is expected.
+    /// Requests in flight (per replica) that must be admitted without waiting.
     pub queue_concurrency: f64,
     /// Error + abort objective, %.
     pub error_abort_pct: f64,
