@@ -202,21 +202,44 @@ pub(crate) fn finding(id: FindingId) -> FindingText {
     }
 }
 
-/// A recommendation's fixed words; the rationale is written from the
-/// evidence.
+/// A recommendation's words: the rationale (`why`) is filled with the
+/// evidence's figures.
 pub(crate) struct RecText {
     pub title: &'static str,
+    pub why: &'static str,
     pub action: &'static str,
     pub caveat: &'static str,
 }
 
-const fn r(title: &'static str, action: &'static str, caveat: &'static str) -> RecText {
+const fn r(
+    title: &'static str,
+    why: &'static str,
+    action: &'static str,
+    caveat: &'static str,
+) -> RecText {
     RecText {
         title,
+        why,
         action,
         caveat,
     }
 }
+
+/// Fragments some rationales and actions take, filled where they apply.
+pub(crate) const LOWER_MAX_NUM_SEQS: &str = " Or lower --max-num-seqs so admitted requests fit the pool: the wait moves from recomputation to the queue, which the queue and TTFT objectives can afford here.";
+pub(crate) const QUEUE_SHARE_OF_TTFT: &str =
+    "; queueing is {share} of the mean time to first token where TTFT misses its objective";
+pub(crate) const PRESSURE_QUEUED: &str = "Requests already queued from {start} in flight; the queue objective ({n}) still holds, but more load will break it.";
+pub(crate) const PRESSURE_KV: &str =
+    "The KV cache reached {kv}: near full, new requests wait and running ones are preempted.";
+pub(crate) const FREES_KV: &str = " and frees memory for the KV cache, which is what fills here";
+pub(crate) const INTERFERENCE_WHY: &str = "Long prompts' prefill shares engine steps with running answers: inter-token p95 {p95} against a median of {p50}, and decode is {share} of engine time for short answers.";
+pub(crate) const DISAGGREGATE_ONLY: &str = "Run prefill and decode on separate workers (llm-d, or vLLM's disaggregated prefill). Smaller prefill chunks are no option here: time to first token already misses its objective.";
+pub(crate) const SMALLER_CHUNKS_THEN_DISAGGREGATE: &str = "Lower --max-num-batched-tokens (smaller prefill chunks per step) while time to first token has room; if that is not enough, run prefill and decode on separate workers (llm-d, or vLLM's disaggregated prefill).";
+pub(crate) const DISAGGREGATE_CAVEAT: &str = "Disaggregation needs more GPUs and a KV transfer path; smaller chunks raise time to first token.";
+pub(crate) const ROUTING_WHY: &str = "{replicas} replicas share long prompts ({prompt} tokens on average) but hit the prefix cache only {hit} of the time: a request whose prefix is cached on one replica often lands on another. Prefill is {share} of the mean time to first token.";
+pub(crate) const ROUTE_BY_PREFIX: &str = "Use prefix- or session-aware routing (llm-d's inference scheduler, or session affinity at the load balancer) so follow-up requests reach the replica that holds their prefix.";
+pub(crate) const ROUTING_CAVEAT: &str = "The tool cannot see how requests were routed; a low hit rate can also mean prompts share little text.";
 
 /// The words of a recommendation.
 pub(crate) fn rec(id: RecId) -> RecText {
@@ -224,76 +247,91 @@ pub(crate) fn rec(id: RecId) -> RecText {
     match id {
         R::RaiseMaxNumSeqs => r(
             "Raise --max-num-seqs: the server admits fewer requests than the objective",
-            "Start vLLM with --max-num-seqs of at least {target} (the KV cache has room: {kv}); capture again and check that queueing now starts above {n} in flight.",
+            "At most {cap} requests ran at once while others waited, fewer than the {n} the queue objective names, and queueing began at {start} in flight. The KV cache peaked at {kv}, so memory is not what caps admission: the engine's own limit (--max-num-seqs) is.",
+            "Start vLLM with --max-num-seqs of at least {target} (the KV cache peaked at {kv}, so it has room); capture again and check that queueing now starts above {n} in flight.",
             "A higher cap lets more requests share each engine step, so each one's inter-token latency grows a little; watch the inter-token objective.",
         ),
         R::TunePreemptions => r(
             "Stop the preemptions: the KV cache runs out",
+            "{preemptions} preemptions per minute with the KV cache at up to {kv}: running requests are evicted and recomputed, and new ones wait for blocks.",
             "Give the KV cache more room: a higher --gpu-memory-utilization, an FP8 KV cache (--kv-cache-dtype fp8), FP8 weights, or another GPU (tensor parallelism, a replica).{lower}",
             "Each lever costs something: memory headroom, accuracy, or hardware.",
         ),
         R::MoveToKserve => r(
             "Add replicas: one server cannot admit the load",
+            "Requests queued from {start} in flight, with at most {cap} running at once{ttft}.",
             "Run more replicas behind an autoscaler (KServe, or a Deployment with the KEDA trigger below) that adds one before requests queue.",
             "If the peak is short and predictable, scheduled scaling or client-side rate limiting may be cheaper.",
         ),
         R::SetAutoscalingTrigger => r(
             "Autoscale on requests in flight, before they queue",
+            "{pressure}",
             "Add the KEDA trigger below: it keeps about {n} requests in flight per replica, the load the queue objective names, and waits five minutes before scaling down so the replica count does not flap.",
             "A new replica takes minutes to load the model; with fast start-up a higher target wastes less.",
         ),
         R::InvestigateRestart => r(
             "Find why the server restarted",
+            "{replica} restarted {times} during the capture: unreachable for up to {down}, losing the {lost} requests it had in flight.",
             "Read the pod's last state (kubectl describe pod: OOMKilled, liveness probe, eviction) and the previous container's log (kubectl logs --previous) around {time}. With one replica every restart drops the requests in flight: a second replica behind the load balancer keeps serving while one restarts.",
             "A planned rollout also restarts the server; then the lost requests are the cost of the rollout strategy.",
         ),
         R::InvestigateErrorBurst => r(
             "Find what caused the burst of errors",
+            "From {from} to {to} errors + aborts reached {errors} of finished requests and {http} of HTTP requests failed, against {overall} over the whole capture.",
             "Read the server and gateway logs from {from} to {to}. 4xx are requests the server refused (client bugs, validation, payload size); 5xx and finished_reason=\"error\" failed in the server; aborts are requests the engine cancelled.",
             "A burst during a deploy or a client's load test may be expected; then exclude those minutes from the objective.",
         ),
         R::ScaleApiServer => r(
             "Give the API server more CPU",
+            "{share} of the mean time to first token passes outside the engine (neither queue nor prefill).",
             "Run more API server processes (--api-server-count) or give the pod more CPU; time spent tokenising and validating adds to every request's time to first token.",
             "The gap can also be network or load-balancer time if TTFT is measured by a client; vLLM's own histogram starts at the API server.",
         ),
         R::SpeedUpPrefill => r(
             "Shorten prefill: it is most of the time to first token",
+            "Prefill is {share} of the mean time to first token where it misses ({prompt} prompt tokens per request on average); queueing is {queue}.",
             "Send fewer prompt tokens (trim history, retrieved text or examples), put text that requests share first so the prefix cache can serve it, or give prefill more compute: tensor parallelism or a GPU with more FLOP/s. Prefill is compute-bound, so memory tricks do not help it.",
             "Long prompts may be what the product needs; then the objective, not the deployment, is what to revisit.",
         ),
         R::QuantizeBeforeBuying => r(
             "Quantize before buying hardware",
+            "Decode is memory-bound: DRAM {dram} active against tensor cores {tensor}. Halving the bytes per weight (FP8, or INT4 AWQ/GPTQ) shortens each decode step{kv}.",
             "Try an FP8 (or INT4) build of the same model, capture again and compare; add GPUs only if that is not enough.",
             "Quantization can cost accuracy on some tasks; check quality on your own evaluation set. GPUs without native FP8 (A10G, T4) run INT4 weight-only kernels instead.",
         ),
         R::StopOptimisingPrefill => r(
             "Do not spend effort on prefill: decode is what misses the objective",
+            "Inter-token latency misses its objective and decode is {share} of the time requests spend in the engine; time to first token meets its own. Prefill work cannot move the pace of the answer.",
             "Spend effort on decode speed (quantization, tensor parallelism, a smaller model) rather than chunked-prefill tuning or prompt compression.",
             "Time to first token still depends on prefill; this applies to the pace of the answer.",
         ),
         R::MoveToLlmD => r(
             "Separate prefill from decode, or route by prefix (e.g. llm-d)",
+            "{why}",
             "{action}",
             "{caveat}",
         ),
         R::RaiseMaxTokens => r(
             "Raise the client's max_tokens",
+            "{length} of requests end on length and answers use {used} of max_tokens: answers are being cut off, which users see as truncated output.",
             "Raise max_tokens in the client (or ask for shorter answers in the prompt); then expect decode time per request to grow.",
             "A deliberately low max_tokens (cost control, UI limits) is a product decision; then the figure is expected.",
         ),
         R::StandardisePromptPrefix => r(
             "Standardise the prompt prefix",
+            "Only {hit} of prompt tokens hit the prefix cache.",
             "Put the fixed part of the prompt (system prompt, tool definitions, examples) first and keep it byte-identical across requests; move timestamps, user names and retrieved text after it.",
             "Prompt text is not in /metrics: if prompts genuinely share little text, or the shared part is shorter than one KV block, no ordering will raise the hit rate.",
         ),
         R::RevisitOnShapeChange => r(
             "Revisit the tuning: the workload changed shape",
+            "Generated tokens per prompt token moved from {from} to {to} during the capture; settings tuned for one shape may not suit the other.",
             "Capture each traffic pattern separately and compare; alert when the generated/prompt ratio moves by more than 2×.",
             "A short capture can catch a burst that is not typical.",
         ),
         R::EnablePrefixCaching => r(
             "Turn prefix caching on",
+            "Prefix caching is off, so every prompt is computed in full, the text every request shares included, while time to first token is in doubt.",
             "Start vLLM with --enable-prefix-caching (the V1 engine's default); requests that share a system prompt then skip that part of prefill.",
             "If prompts share no text, caching changes nothing; it costs almost nothing either way.",
         ),

@@ -28,7 +28,6 @@ struct Rule {
     id: RecId,
     /// What it acts on, with the share of each it can move (0..=1).
     effect: Vec<(A, f64)>,
-    rationale: String,
     vars: Vec<(&'static str, String)>,
     confidence: Confidence,
     evidence: Vec<Evidence>,
@@ -174,16 +173,27 @@ pub(crate) fn lowers(action: &str, flag: &str) -> bool {
     })
 }
 
-fn rule(id: RecId, effect: Vec<(A, f64)>, rationale: String, confidence: Confidence) -> Rule {
+/// A fired rule; its rationale is [`prose::RecText::why`] filled with
+/// `vars`.
+fn rule(
+    id: RecId,
+    effect: Vec<(A, f64)>,
+    vars: Vec<(&'static str, String)>,
+    confidence: Confidence,
+) -> Rule {
     Rule {
         id,
         effect,
-        rationale,
-        vars: Vec::new(),
+        vars,
         confidence,
         evidence: Vec::new(),
         snippets: Vec::new(),
     }
+}
+
+/// A percentage with one decimal, or `?`.
+fn pct(v: Option<f64>) -> String {
+    v.map_or("?".into(), |x| format!("{x:.1} %"))
 }
 
 /// The objectives among `slos` that fail or cannot be told, as targets.
@@ -229,20 +239,15 @@ pub(crate) fn recommend(
                 doubtful(ctx, &[SloId::TtftP95], queue_share),
             ]
             .concat(),
-            format!(
-                "At most {} requests ran at once while others waited, fewer than the {} the queue objective names, and queueing began at {} in flight. The KV cache peaked at {:.1} %, so memory is not what caps admission: the engine's own limit (--max-num-seqs) is.",
-                num(cap),
-                num(n),
-                num(start),
-                kv.unwrap_or_default()
-            ),
+            vec![
+                ("cap", num(cap)),
+                ("start", num(start)),
+                ("target", num(n.max(cap + 1.0))),
+                ("kv", pct(kv)),
+                ("n", num(n)),
+            ],
             Confidence::High,
         );
-        r.vars = vec![
-            ("target", num(n.max(cap + 1.0))),
-            ("kv", format!("peak {:.1} %", kv.unwrap_or_default())),
-            ("n", num(n)),
-        ];
         r.evidence = vec![
             ctx.ev(
                 "admission cap",
@@ -273,21 +278,25 @@ pub(crate) fn recommend(
                 vec![(A::Efficiency, 1.0)],
             ]
             .concat(),
-            format!(
-                "{:.1} preemptions per minute with the KV cache at up to {:.1} %: running requests are evicted and recomputed, and new ones wait for blocks.",
-                s.efficiency.preemptions_per_min.unwrap_or_default(),
-                kv.unwrap_or_default()
-            ),
+            vec![
+                (
+                    "preemptions",
+                    num(s.efficiency.preemptions_per_min.unwrap_or_default()),
+                ),
+                ("kv", pct(kv)),
+                (
+                    "lower",
+                    if ctx.slo_in_doubt(SloId::QueueAtConcurrency)
+                        || ctx.slo_in_doubt(SloId::TtftP95)
+                    {
+                        String::new()
+                    } else {
+                        prose::LOWER_MAX_NUM_SEQS.to_string()
+                    },
+                ),
+            ],
             Confidence::High,
         );
-        r.vars = vec![(
-            "lower",
-            if ctx.slo_in_doubt(SloId::QueueAtConcurrency) || ctx.slo_in_doubt(SloId::TtftP95) {
-                String::new()
-            } else {
-                " Or lower --max-num-seqs so admitted requests fit the pool: the wait moves from recomputation to the queue, which the queue and TTFT objectives can afford here.".to_string()
-            },
-        )];
         r.evidence = vec![
             ctx.ev(
                 "preemptions",
@@ -313,15 +322,24 @@ pub(crate) fn recommend(
                 vec![(A::Capacity, 1.0)],
             ]
             .concat(),
-            format!(
-                "Requests queued from {} in flight{}, and queueing is {:.0} % of the mean time to first token where TTFT misses its objective.",
-                queued.map_or("?".into(), num),
-                q.admission_cap().map_or(String::new(), |c| format!(
-                    " (at most {} ran at once)",
-                    num(c)
-                )),
-                100.0 * queue_share
-            ),
+            vec![
+                ("start", queued.map_or("?".into(), num)),
+                (
+                    "cap",
+                    q.admission_cap().map_or("an unknown number of".into(), num),
+                ),
+                (
+                    "ttft",
+                    if ctx.slo_in_doubt(SloId::TtftP95) && shares.is_some() {
+                        prose::fill(
+                            prose::QUEUE_SHARE_OF_TTFT,
+                            &[("share", format!("{:.0} %", 100.0 * queue_share))],
+                        )
+                    } else {
+                        String::new()
+                    },
+                ),
+            ],
             Confidence::Medium,
         );
         r.evidence = vec![
@@ -349,20 +367,21 @@ pub(crate) fn recommend(
         let mut r = rule(
             RecId::SetAutoscalingTrigger,
             vec![(A::Capacity, 1.0)],
-            match queued {
-                Some(start) => format!(
-                    "Requests already queued from {} in flight; the queue objective ({}) still holds, but more load will break it.",
-                    num(start),
-                    num(n)
+            vec![
+                (
+                    "pressure",
+                    match queued {
+                        Some(start) => prose::fill(
+                            prose::PRESSURE_QUEUED,
+                            &[("start", num(start)), ("n", num(n))],
+                        ),
+                        None => prose::fill(prose::PRESSURE_KV, &[("kv", pct(kv))]),
+                    },
                 ),
-                None => format!(
-                    "The KV cache reached {:.1} %: near full, new requests wait and running ones are preempted.",
-                    kv.unwrap_or_default()
-                ),
-            },
+                ("n", num(n)),
+            ],
             Confidence::Medium,
         );
-        r.vars = vec![("n", num(n))];
         r.evidence = vec![
             ctx.ev(
                 "queueing starts at",
@@ -386,22 +405,21 @@ pub(crate) fn recommend(
                 vec![(A::Reliability, 1.0)],
             ]
             .concat(),
-            format!(
-                "{} restarted {} time(s) during the capture{}{}.",
-                first.replica,
-                ctx.restarts.len(),
-                first.down_ms().map_or(String::new(), |d| format!(
-                    ", unreachable for up to {}",
-                    ms_text(d as f64)
-                )),
-                first.in_flight_lost.map_or(String::new(), |l| format!(
-                    ", losing the {} requests in flight",
-                    num(l)
-                ))
-            ),
+            vec![
+                ("replica", first.replica.clone()),
+                (
+                    "times",
+                    crate::text::plural(ctx.restarts.len(), "time", "times"),
+                ),
+                (
+                    "down",
+                    first.down_ms().map_or("?".into(), |d| ms_text(d as f64)),
+                ),
+                ("lost", first.in_flight_lost.map_or("?".into(), num)),
+                ("time", crate::time::format_rfc3339(first.when_ms())),
+            ],
             Confidence::High,
         );
-        r.vars = vec![("time", crate::time::format_rfc3339(first.when_ms()))];
         r.evidence = ctx
             .restarts
             .iter()
@@ -432,23 +450,15 @@ pub(crate) fn recommend(
                 vec![(A::Reliability, 1.0)],
             ]
             .concat(),
-            format!(
-                "From {} to {} errors + aborts reached {} of finished requests and {} of HTTP requests failed, against {} over the rest of the capture.",
-                crate::time::format_rfc3339(p.start_ms),
-                crate::time::format_rfc3339(p.end_ms),
-                o.error_abort_pct
-                    .map_or("?".into(), |x| format!("{x:.1} %")),
-                o.http_error_pct.map_or("?".into(), |x| format!("{x:.1} %")),
-                s.outcomes
-                    .error_abort_pct
-                    .map_or("?".into(), |x| format!("{x:.2} % on the whole capture")),
-            ),
+            vec![
+                ("from", crate::time::format_rfc3339(p.start_ms)),
+                ("to", crate::time::format_rfc3339(p.end_ms)),
+                ("errors", pct(o.error_abort_pct)),
+                ("http", pct(o.http_error_pct)),
+                ("overall", pct(s.outcomes.error_abort_pct)),
+            ],
             Confidence::High,
         );
-        r.vars = vec![
-            ("from", crate::time::format_rfc3339(p.start_ms)),
-            ("to", crate::time::format_rfc3339(p.end_ms)),
-        ];
         r.evidence = vec![
             ctx.ev_at(
                 "error + abort in the burst",
@@ -473,10 +483,7 @@ pub(crate) fn recommend(
         let mut r = rule(
             RecId::ScaleApiServer,
             doubtful(ctx, &[SloId::TtftP95], frontend_share),
-            format!(
-                "{:.0} % of the mean time to first token passes outside the engine (neither queue nor prefill).",
-                100.0 * frontend_share
-            ),
+            vec![("share", format!("{:.0} %", 100.0 * frontend_share))],
             Confidence::Medium,
         );
         r.evidence = vec![ctx.ev("TTFT (mean)", s.latency.ttft_ms, "ms", &[Signal::Ttft])];
@@ -497,16 +504,18 @@ pub(crate) fn recommend(
         let mut r = rule(
             RecId::QuantizeBeforeBuying,
             effect,
-            format!(
-                "Decode is memory-bound: DRAM {:.0} % active against tensor cores {:.0} %. Halving the bytes per weight (FP8, or INT4 AWQ/GPTQ) shortens each decode step{}.",
-                dram.unwrap_or_default(),
-                tensor.unwrap_or_default(),
-                if kv_bound {
-                    " and frees memory for the KV cache, which is what fills here"
-                } else {
-                    ""
-                }
-            ),
+            vec![
+                ("dram", format!("{:.0} %", dram.unwrap_or_default())),
+                ("tensor", format!("{:.0} %", tensor.unwrap_or_default())),
+                (
+                    "kv",
+                    if kv_bound {
+                        prose::FREES_KV.to_string()
+                    } else {
+                        String::new()
+                    },
+                ),
+            ],
             Confidence::Medium,
         );
         r.evidence = vec![
@@ -535,9 +544,7 @@ pub(crate) fn recommend(
         let mut r = rule(
             RecId::StopOptimisingPrefill,
             doubtful(ctx, &[SloId::ItlP95], 0.3),
-            format!(
-                "Inter-token latency misses its objective and decode is {d:.0} % of the time requests spend in the engine; time to first token meets its own. Prefill work cannot move the pace of the answer."
-            ),
+            vec![("share", format!("{d:.0} %"))],
             Confidence::High,
         );
         r.evidence = vec![ctx.ev(
@@ -561,29 +568,34 @@ pub(crate) fn recommend(
         let mut r = rule(
             RecId::MoveToLlmD,
             doubtful(ctx, &[SloId::ItlP95], 0.6),
-            format!(
-                "Long prompts' prefill shares engine steps with running answers: inter-token p95 {} against a median of {}, and decode is {:.0} % of engine time for short answers.",
-                ms_text(p95.round()),
-                ms_text(p50.round()),
-                s.latency.decode_share_pct.unwrap_or_default()
-            ),
+            vec![
+                (
+                    "why",
+                    prose::fill(
+                        prose::INTERFERENCE_WHY,
+                        &[
+                            ("p95", ms_text(p95.round())),
+                            ("p50", ms_text(p50.round())),
+                            (
+                                "share",
+                                format!("{:.0} %", s.latency.decode_share_pct.unwrap_or_default()),
+                            ),
+                        ],
+                    ),
+                ),
+                (
+                    "action",
+                    if ttft_doubt {
+                        prose::DISAGGREGATE_ONLY
+                    } else {
+                        prose::SMALLER_CHUNKS_THEN_DISAGGREGATE
+                    }
+                    .to_string(),
+                ),
+                ("caveat", prose::DISAGGREGATE_CAVEAT.to_string()),
+            ],
             Confidence::Medium,
         );
-        r.vars = vec![
-            (
-                "action",
-                if ttft_doubt {
-                    "Run prefill and decode on separate workers (llm-d, or vLLM's disaggregated prefill). Smaller prefill chunks are no option here: time to first token already misses its objective."
-                } else {
-                    "Lower --max-num-batched-tokens (smaller prefill chunks per step) while time to first token has room; if that is not enough, run prefill and decode on separate workers (llm-d, or vLLM's disaggregated prefill)."
-                }
-                .to_string(),
-            ),
-            (
-                "caveat",
-                "Disaggregation needs more GPUs and a KV transfer path; smaller chunks raise time to first token.".to_string(),
-            ),
-        ];
         r.evidence = vec![
             ctx.ev(
                 "inter-token latency p95",
@@ -618,18 +630,27 @@ pub(crate) fn recommend(
                 vec![(A::Efficiency, 1.0)],
             ]
             .concat(),
-            format!(
-                "{} replicas share long prompts ({:.0} tokens on average) but hit the prefix cache only {hit:.0} % of the time: a request whose prefix is cached on one replica often lands on another. Prefill is {:.0} % of the mean time to first token.",
-                ctx.replicas,
-                s.workload.avg_prompt_tokens.unwrap_or_default(),
-                100.0 * prefill_share
-            ),
+            vec![
+                (
+                    "why",
+                    prose::fill(
+                        prose::ROUTING_WHY,
+                        &[
+                            ("replicas", ctx.replicas.to_string()),
+                            (
+                                "prompt",
+                                num(s.workload.avg_prompt_tokens.unwrap_or_default().round()),
+                            ),
+                            ("hit", format!("{hit:.0} %")),
+                            ("share", format!("{:.0} %", 100.0 * prefill_share)),
+                        ],
+                    ),
+                ),
+                ("action", prose::ROUTE_BY_PREFIX.to_string()),
+                ("caveat", prose::ROUTING_CAVEAT.to_string()),
+            ],
             Confidence::Medium,
         );
-        r.vars = vec![
-            ("action", "Use prefix- or session-aware routing (llm-d's inference scheduler, or session affinity at the load balancer) so follow-up requests reach the replica that holds their prefix.".to_string()),
-            ("caveat", "The tool cannot see how requests were routed; a low hit rate can also mean prompts share little text.".to_string()),
-        ];
         r.evidence = vec![
             ctx.ev(
                 "prefix-cache hit rate",
@@ -652,14 +673,16 @@ pub(crate) fn recommend(
         let mut r = rule(
             RecId::SpeedUpPrefill,
             doubtful(ctx, &[SloId::TtftP95], prefill_share),
-            format!(
-                "Prefill is {:.0} % of the mean time to first token where it misses ({} prompt tokens per request on average); queueing is {:.0} %.",
-                100.0 * prefill_share,
-                s.workload
-                    .avg_prompt_tokens
-                    .map_or("?".into(), |p| num(p.round())),
-                100.0 * queue_share
-            ),
+            vec![
+                ("share", format!("{:.0} %", 100.0 * prefill_share)),
+                (
+                    "prompt",
+                    s.workload
+                        .avg_prompt_tokens
+                        .map_or("?".into(), |p| num(p.round())),
+                ),
+                ("queue", format!("{:.0} %", 100.0 * queue_share)),
+            ],
             Confidence::Medium,
         );
         r.evidence = vec![
@@ -697,7 +720,7 @@ pub(crate) fn recommend(
                 vec![(A::Efficiency, 1.0)],
             ]
             .concat(),
-            "Prefix caching is off, so every prompt is computed in full, the text every request shares included, while time to first token is in doubt.".to_string(),
+            Vec::new(),
             Confidence::Medium,
         );
         r.evidence = vec![ctx.ev(
@@ -716,17 +739,10 @@ pub(crate) fn recommend(
         let mut r = rule(
             RecId::RaiseMaxTokens,
             vec![(A::Quality, 1.0)],
-            format!(
-                "{} Answers are being cut off, which users see as truncated output.",
-                match (share, util) {
-                    (Some(l), Some(u)) => format!(
-                        "{l:.0} % of requests end on length and answers use {u:.0} % of max_tokens."
-                    ),
-                    (Some(l), None) => format!("{l:.0} % of requests end on length."),
-                    (None, Some(u)) => format!("Answers use {u:.0} % of max_tokens on average."),
-                    (None, None) => String::new(),
-                }
-            ),
+            vec![
+                ("length", share.map_or("?".into(), |l| format!("{l:.0} %"))),
+                ("used", util.map_or("?".into(), |u| format!("{u:.0} %"))),
+            ],
             Confidence::High,
         );
         r.evidence = vec![
@@ -751,9 +767,7 @@ pub(crate) fn recommend(
         let mut r = rule(
             RecId::RevisitOnShapeChange,
             vec![(A::Efficiency, 1.0)],
-            format!(
-                "Generated tokens per prompt token moved from {a:.2} to {b:.2} during the capture; settings tuned for one shape may not suit the other."
-            ),
+            vec![("from", format!("{a:.2}")), ("to", format!("{b:.2}"))],
             Confidence::Medium,
         );
         r.evidence = vec![ctx.ev_at(
@@ -809,7 +823,7 @@ pub(crate) fn recommend(
                 addresses,
                 rank: i as u32 + 1,
                 title: text.title.to_string(),
-                rationale: r.rationale,
+                rationale: prose::fill(text.why, &r.vars),
                 action: prose::fill(text.action, &r.vars),
                 confidence: r.confidence,
                 caveat: prose::fill(text.caveat, &r.vars),

@@ -215,16 +215,32 @@ impl Redactor {
         out
     }
 
-    /// The report with every string (and map key) redacted.
+    /// The report with every string (and map key) redacted, except the
+    /// typed identifiers (finding, recommendation, SLO, phase and event
+    /// ids and kinds), which come from the tool, never from the bundle.
     pub fn report(&self, r: &Report) -> Report {
-        fn walk(v: &mut serde_json::Value, f: &dyn Fn(&str) -> String) {
+        /// Fields whose strings are the tool's own vocabulary.
+        const IDS: [&str; 8] = [
+            "id",
+            "kind",
+            "status",
+            "severity",
+            "confidence",
+            "addresses",
+            "analysis",
+            "schema_version",
+        ];
+        fn walk(v: &mut serde_json::Value, key: Option<&str>, f: &dyn Fn(&str) -> String) {
+            if key.is_some_and(|k| IDS.contains(&k)) {
+                return;
+            }
             match v {
                 serde_json::Value::String(s) => *s = f(s),
-                serde_json::Value::Array(a) => a.iter_mut().for_each(|x| walk(x, f)),
+                serde_json::Value::Array(a) => a.iter_mut().for_each(|x| walk(x, key, f)),
                 serde_json::Value::Object(o) => {
                     let old = std::mem::take(o);
                     for (k, mut x) in old {
-                        walk(&mut x, f);
+                        walk(&mut x, Some(&k), f);
                         o.insert(f(&k), x);
                     }
                 }
@@ -232,7 +248,7 @@ impl Redactor {
             }
         }
         let mut v = serde_json::to_value(r).expect("the report serialises");
-        walk(&mut v, &|s| self.text(s));
+        walk(&mut v, None, &|s| self.text(s));
         serde_json::from_value(v).expect("redaction keeps the report's shape")
     }
 }
