@@ -694,7 +694,7 @@ fn snippets_fire_where_prometheus_says() {
                         fired.push(t);
                     }
                 }
-                if s.text.contains("alert: VllmRequestsQueueing") {
+                if s.name == "VllmRequestsQueueing" {
                     queue_alert.insert(name, fired.len());
                 }
             } else {

@@ -80,11 +80,7 @@ fn alert_fired(r: &Value, alert: &str) -> Option<u64> {
                 .iter()
                 .flat_map(|x| x["snippets"].as_array().expect("snippets")),
         )
-        .find(|s| {
-            s["text"]
-                .as_str()
-                .is_some_and(|t| t.contains(&format!("alert: {alert}\n")))
-        })
+        .find(|s| s["name"] == alert)
         .and_then(|s| s["check"]["windows_fired"].as_u64())
 }
 

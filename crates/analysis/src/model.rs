@@ -566,6 +566,8 @@ pub enum Confidence {
 pub struct Snippet {
     /// `prometheus-rule` or `keda`.
     pub kind: String,
+    /// The alert's name, or what the trigger scales on.
+    pub name: String,
     /// The text.
     pub text: String,
     /// The PromQL expression (an alert's `expr`, a KEDA trigger's `query`).

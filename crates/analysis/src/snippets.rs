@@ -398,6 +398,7 @@ fn rule(c: &Checker<'_>, name: &str, e: Expr, summary: &str) -> Snippet {
     );
     Snippet {
         kind: "prometheus-rule".into(),
+        name: name.to_string(),
         text,
         check: c.alert(&e, FOR_MS),
         expr,
@@ -405,7 +406,7 @@ fn rule(c: &Checker<'_>, name: &str, e: Expr, summary: &str) -> Snippet {
 }
 
 /// A KEDA trigger snippet.
-fn keda(c: &Checker<'_>, e: Expr, comment: &str) -> Snippet {
+fn keda(c: &Checker<'_>, name: &str, e: Expr, comment: &str) -> Snippet {
     let expr = e.promql();
     let (metric_type, threshold) = match &e {
         Expr::InFlight { per_replica, .. } => ("AverageValue", *per_replica),
@@ -421,6 +422,7 @@ fn keda(c: &Checker<'_>, e: Expr, comment: &str) -> Snippet {
     );
     Snippet {
         kind: "keda".into(),
+        name: name.to_string(),
         text,
         check,
         expr,
@@ -493,6 +495,7 @@ pub(crate) fn in_flight_trigger(
     let n = ctx.settings.slo.queue_concurrency;
     Some(keda(
         c,
+        "KEDA trigger on requests in flight",
         Expr::InFlight {
             running: name(ctx, Signal::Running),
             waiting: name(ctx, Signal::Waiting),
@@ -513,6 +516,7 @@ pub(crate) fn kv_trigger(ctx: &Ctx<'_>, c: &Checker<'_>, model: Option<&str>) ->
     }
     Some(keda(
         c,
+        "KEDA trigger on KV-cache usage",
         Expr::Average {
             gauge: name(ctx, Signal::KvUsage),
             sel: selector(model),

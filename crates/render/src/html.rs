@@ -166,7 +166,7 @@ fn phases(r: &Report) -> Markup {
     html! {
         section id="phases" {
             h2 { "Phases" }
-            p.note { "The capture split where it changed: load levels, restarts, error bursts, idle time. Whole-capture figures blend them; each phase's own figures are here (quantiles as the bucket they lie in)." }
+            p.note { "The capture split where it changed: load levels, restarts, error bursts, idle time (each described under the verdict). Whole-capture figures blend them; each phase's own figures are here (quantiles as the bucket they lie in)." }
             div.scroll {
                 table {
                     thead { tr {
@@ -179,7 +179,7 @@ fn phases(r: &Report) -> Markup {
                             @let f = &p.figures;
                             tr {
                                 td.mono { (words::hhmm(p.start_ms)) "–" (words::hhmm(p.end_ms)) }
-                                td.text { strong { (words::phase_kind(p)) } ": " (p.description) }
+                                td.text title=(p.description) { strong { (words::phase_kind(p)) } }
                                 (cell(p.in_flight_avg))
                                 (cell(f.workload.requests_per_min))
                                 td { (bucket(f.latency.bounds.ttft_p95_ms)) }
@@ -241,7 +241,7 @@ fn scorecard(r: &Report) -> Markup {
 
 fn snippet(s: &Snippet) -> Markup {
     html! {
-        h3 { (s.kind) }
+        h3 { (s.name) " (" (s.kind) ")" }
         p.check { (words::snippet_check(s)) }
         pre { (s.text) }
     }
@@ -285,7 +285,7 @@ fn alerts(r: &Report) -> Markup {
             p.note { "Alert rules and an autoscaling trigger written with this server's metric names, each evaluated over this capture with Prometheus' semantics." }
             details {
                 summary { (r.alerts.len()) " snippets: "
-                    (r.alerts.iter().map(|s| format!("{} ({} of {} windows)", s.kind, s.check.windows_fired, s.check.windows_total)).collect::<Vec<_>>().join(", ")) }
+                    (r.alerts.iter().map(|s| format!("{}: {} of {} windows", s.name, s.check.windows_fired, s.check.windows_total)).collect::<Vec<_>>().join("; ")) }
                 @for s in &r.alerts { (snippet(s)) }
             }
         }
