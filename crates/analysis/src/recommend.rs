@@ -18,10 +18,7 @@ use crate::model::{Analysis, Confidence, Evidence, FindingId, Recommendation, Sl
 use crate::prose;
 use crate::snippets::{self, Checker};
 use crate::text::{ms_text, num};
-use crate::thresholds::{
-    DECODE_DOMINATES_PCT, KV_FULL_PCT, KV_WARN_PCT, MEMORY_BOUND_DRAM_PCT, PREFILL_HEAVY_RATIO,
-    TENSOR_IDLE_PCT,
-};
+use crate::thresholds::*;
 
 /// One fired rule before ranking.
 struct Rule {
@@ -37,15 +34,15 @@ struct Rule {
 /// How much a target weighs, by its status.
 fn weight(ctx: &Ctx<'_>, a: A) -> f64 {
     match a.slo().and_then(|s| ctx.slo(s)) {
-        Some(SloStatus::Fail) => 100.0,
-        Some(SloStatus::CannotTell) => 50.0,
+        Some(SloStatus::Fail) => WEIGHT_FAILING,
+        Some(SloStatus::CannotTell) => WEIGHT_UNDECIDED,
         Some(_) => 0.0,
         None => match a {
-            A::Reliability => 30.0,
-            A::Quality => 20.0,
-            A::Capacity => 15.0,
-            A::Efficiency => 10.0,
-            A::Cost => 5.0,
+            A::Reliability => WEIGHT_RELIABILITY,
+            A::Quality => WEIGHT_QUALITY,
+            A::Capacity => WEIGHT_CAPACITY,
+            A::Efficiency => WEIGHT_EFFICIENCY,
+            A::Cost => WEIGHT_COST,
             _ => 0.0,
         },
     }
@@ -312,7 +309,9 @@ pub(crate) fn recommend(
 
     // Queueing that an objective pays for: add replicas.
     let capacity_fails = ctx.slo(SloId::QueueAtConcurrency) == Some(SloStatus::Fail)
-        || (ctx.slo_in_doubt(SloId::TtftP95) && queue_share >= 0.3 && queued.is_some());
+        || (ctx.slo_in_doubt(SloId::TtftP95)
+            && queue_share >= QUEUE_SHARE_FOR_REPLICAS
+            && queued.is_some());
     if capacity_fails {
         let mut r = rule(
             RecId::MoveToKserve,
@@ -559,10 +558,12 @@ pub(crate) fn recommend(
     // Prefill interference, or prefixes spread across replicas.
     let itl = (s.latency.itl_p95_ms, s.latency.itl_p50_ms);
     if prefill_heavy
-        && s.latency.decode_share_pct.is_some_and(|d| d >= 50.0)
+        && s.latency
+            .decode_share_pct
+            .is_some_and(|d| d >= INTERFERENCE_DECODE_PCT)
         && ctx.slo_in_doubt(SloId::ItlP95)
         && let (Some(p95), Some(p50)) = itl
-        && p95 >= 2.0 * p50
+        && p95 >= INTERFERENCE_P95_OVER_P50 * p50
     {
         let ttft_doubt = ctx.slo_in_doubt(SloId::TtftP95);
         let mut r = rule(
@@ -619,8 +620,10 @@ pub(crate) fn recommend(
         rules.push(r);
     } else if ctx.replicas >= 2
         && let Some(hit) = s.efficiency.prefix_cache_hit_pct
-        && hit < 50.0
-        && s.workload.avg_prompt_tokens.is_some_and(|p| p >= 500.0)
+        && hit < ROUTING_HIT_PCT
+        && s.workload
+            .avg_prompt_tokens
+            .is_some_and(|p| p >= ROUTING_PROMPT_TOKENS)
         && ctx.slo_in_doubt(SloId::TtftP95)
     {
         let mut r = rule(
@@ -669,7 +672,10 @@ pub(crate) fn recommend(
     }
 
     // Prefill is most of a TTFT that misses.
-    if ctx.slo_in_doubt(SloId::TtftP95) && shares.is_some() && prefill_share >= 0.4 {
+    if ctx.slo_in_doubt(SloId::TtftP95)
+        && shares.is_some()
+        && prefill_share >= PREFILL_SHARE_FOR_PREFILL
+    {
         let mut r = rule(
             RecId::SpeedUpPrefill,
             doubtful(ctx, &[SloId::TtftP95], prefill_share),

@@ -101,3 +101,39 @@ pub const IDLE_IN_FLIGHT: f64 = 0.5;
 /// Headroom under this share of an objective (proven) puts the deployment
 /// at risk.
 pub const AT_RISK_HEADROOM: f64 = 0.2;
+
+// Recommendations.
+
+/// Queueing's share of a failing TTFT from which adding replicas is
+/// advised.
+pub const QUEUE_SHARE_FOR_REPLICAS: f64 = 0.3;
+/// Prefill's share of a failing TTFT from which shortening prefill is
+/// advised.
+pub const PREFILL_SHARE_FOR_PREFILL: f64 = 0.4;
+/// Below this prefix-cache hit rate several replicas sharing long prompts
+/// are read as routing that scatters prefixes, %.
+pub const ROUTING_HIT_PCT: f64 = 50.0;
+/// Prompts at least this long on average make prefix routing worth it.
+pub const ROUTING_PROMPT_TOKENS: f64 = 500.0;
+/// Inter-token p95 at this multiple of the median marks other requests'
+/// prefill in the decode steps.
+pub const INTERFERENCE_P95_OVER_P50: f64 = 2.0;
+/// A growing share of answers ending on length by this much (0..1)
+/// between the halves of the capture is drift.
+pub const LENGTH_DRIFT: f64 = 0.2;
+
+/// How much a target weighs when ranking: a failing objective, an
+/// undecided one, then waste and risk.
+pub const WEIGHT_FAILING: f64 = 100.0;
+/// See [`WEIGHT_FAILING`].
+pub const WEIGHT_UNDECIDED: f64 = 50.0;
+/// See [`WEIGHT_FAILING`].
+pub const WEIGHT_RELIABILITY: f64 = 30.0;
+/// See [`WEIGHT_FAILING`].
+pub const WEIGHT_QUALITY: f64 = 20.0;
+/// See [`WEIGHT_FAILING`].
+pub const WEIGHT_CAPACITY: f64 = 15.0;
+/// See [`WEIGHT_FAILING`].
+pub const WEIGHT_EFFICIENCY: f64 = 10.0;
+/// See [`WEIGHT_FAILING`].
+pub const WEIGHT_COST: f64 = 5.0;

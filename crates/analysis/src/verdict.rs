@@ -375,6 +375,42 @@ fn narrative(ctx: &Ctx<'_>, timeline: &[TimelineEvent]) -> Vec<String> {
         }
         out.push(format!("{line}."));
     }
+    // With nothing failing, the margins each objective keeps.
+    if !ctx.slo.iter().any(|s| s.status == SloStatus::Fail) {
+        let margins: Vec<String> = ctx
+            .slo
+            .iter()
+            .filter(|s| s.status == SloStatus::Pass)
+            .map(|s| match s.id {
+                SloId::TtftP95 | SloId::ItlP95 => format!(
+                    "{} {} against {}",
+                    objective_name(s.id),
+                    quantile_words(s),
+                    ms_text(s.threshold)
+                ),
+                SloId::QueueAtConcurrency => match s.queueing_starts_at {
+                    Some(start) => format!(
+                        "queueing from {} in flight against {}",
+                        num(start),
+                        num(s.threshold)
+                    ),
+                    None => format!(
+                        "{} in flight without queueing against {}",
+                        s.value.map_or("?".into(), num),
+                        num(s.threshold)
+                    ),
+                },
+                SloId::ErrorAbortRate => format!(
+                    "errors + aborts {} % against {} %",
+                    s.value.map_or("?".into(), num),
+                    num(s.threshold)
+                ),
+            })
+            .collect();
+        if !margins.is_empty() {
+            out.push(format!("Headroom: {}.", margins.join("; ")));
+        }
+    }
     for e in timeline
         .iter()
         .filter(|e| e.kind == TimelineKind::ScrapeGap)

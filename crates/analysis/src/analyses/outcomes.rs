@@ -193,7 +193,7 @@ fn drift(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let mid = ratios.len() / 2;
     let a = ratios[..mid].iter().map(|x| x.0).sum::<f64>() / mid as f64;
     let b = ratios[mid..].iter().map(|x| x.0).sum::<f64>() / (ratios.len() - mid) as f64;
-    if b - a >= 0.2 {
+    if b - a >= crate::thresholds::LENGTH_DRIFT {
         out.push(finding(
             F::OutcomesDriftToLength,
             Severity::Warn,
