@@ -59,6 +59,9 @@ struct Prometheus {
     port: u16,
 }
 
+/// One series of a range query: its labels and `(time ms, value)` points.
+type RangeSeries = (BTreeMap<String, String>, Vec<(i64, f64)>);
+
 impl Drop for Prometheus {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -169,6 +172,57 @@ impl Prometheus {
                     v => v.parse().expect("number"),
                 };
                 (labels, value)
+            })
+            .collect()
+    }
+
+    /// A range query: per result series, its labels and `(time ms, value)`
+    /// at each step.
+    fn query_range(
+        &self,
+        expr: &str,
+        start_ms: i64,
+        end_ms: i64,
+        step_ms: i64,
+    ) -> Vec<RangeSeries> {
+        let t = |ms: i64| format!("{}.{:03}", ms.div_euclid(1000), ms.rem_euclid(1000));
+        let path = format!(
+            "/api/v1/query_range?query={}&start={}&end={}&step={}",
+            encode(expr),
+            t(start_ms),
+            t(end_ms),
+            t(step_ms)
+        );
+        let (status, body) = http_get(self.port, &path).expect("prometheus answers");
+        assert_eq!(status, 200, "{expr}: {body}");
+        let v: serde_json::Value = serde_json::from_str(&body).expect("json");
+        v["data"]["result"]
+            .as_array()
+            .expect("matrix")
+            .iter()
+            .map(|r| {
+                let labels = r["metric"]
+                    .as_object()
+                    .expect("labels")
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
+                    .collect();
+                let points = r["values"]
+                    .as_array()
+                    .expect("values")
+                    .iter()
+                    .map(|p| {
+                        let at = (p[0].as_f64().expect("time") * 1000.0).round() as i64;
+                        let value = match p[1].as_str().expect("value") {
+                            "NaN" => f64::NAN,
+                            "+Inf" => f64::INFINITY,
+                            "-Inf" => f64::NEG_INFINITY,
+                            v => v.parse().expect("number"),
+                        };
+                        (at, value)
+                    })
+                    .collect();
+                (labels, points)
             })
             .collect()
     }
@@ -606,7 +660,8 @@ fn snippet_params(text: &str) -> (Option<i64>, Option<(String, f64)>) {
 
 /// Every alert rule and autoscaling trigger the report offers passes
 /// `promtool check rules` (rules), and Prometheus 2.42, range-querying its
-/// `expr` (or the trigger's `query`) at each window's end over the
+/// `expr` (or the trigger's `query`) at the window's step, at each window's
+/// end, over the
 /// backfilled capture, fires it in exactly the windows the report says
 /// (`check.fired_at`): an alert once its `expr` held for its `for:`, a
 /// trigger when the HPA formula (10 % tolerance, 5-minute scale-down
@@ -676,16 +731,26 @@ fn snippets_fire_where_prometheus_says() {
         let replicas = report.deployment.replicas.len().max(1) as f64;
         for s in &snippets {
             let (for_ms, trigger) = snippet_params(&s.text);
+            // One range query over the window ends, at the window's step.
+            let step = report.settings.window_ms;
+            let matrix = prom.query_range(&s.expr, ends[0], ends[ends.len() - 1], step);
+            let at = |t: i64| -> Vec<(String, f64)> {
+                matrix
+                    .iter()
+                    .filter_map(|(labels, points)| {
+                        points
+                            .iter()
+                            .find(|p| p.0 == t)
+                            .map(|p| (format!("{labels:?}"), p.1))
+                    })
+                    .collect()
+            };
             let mut fired = Vec::new();
             if s.kind == "prometheus-rule" {
                 let for_ms = for_ms.expect("an alert has for:");
                 let mut active: BTreeMap<String, i64> = BTreeMap::new();
                 for &t in &ends {
-                    let holds: Vec<String> = prom
-                        .query(&s.expr, t)
-                        .into_iter()
-                        .map(|(labels, _)| format!("{labels:?}"))
-                        .collect();
+                    let holds: Vec<String> = at(t).into_iter().map(|x| x.0).collect();
                     active.retain(|k, _| holds.contains(k));
                     for k in holds {
                         active.entry(k).or_insert(t);
@@ -701,7 +766,9 @@ fn snippets_fire_where_prometheus_says() {
                 let (kind, target) = trigger.expect("a trigger has metricType and threshold");
                 let mut desired: Vec<(i64, u64)> = Vec::new();
                 for &t in &ends {
-                    let Some(v) = prom.scalar(&s.expr, t) else {
+                    let values = at(t);
+                    assert!(values.len() <= 1, "{}: one value per time", s.expr);
+                    let Some(v) = values.first().map(|x| x.1) else {
                         continue;
                     };
                     let (ratio, want) = match kind.as_str() {

@@ -645,6 +645,10 @@ fn recommendations_never_contradict_the_scorecard() {
                 if rec.addresses.is_empty() {
                     problems.push(format!("{at}: addresses nothing"));
                 }
+                // Its own evidence is in the capture.
+                if !rec.evidence.iter().any(|e| e.value.is_some()) {
+                    problems.push(format!("{at}: no evidence with a figure"));
+                }
                 if rec.id == RecId::StopOptimisingPrefill && doubt(SloId::TtftP95) {
                     problems.push(format!("{at}: C2 while TTFT is in doubt"));
                 }

@@ -260,7 +260,7 @@ pub(crate) fn rec(id: RecId) -> RecText {
         R::MoveToKserve => r(
             "Add replicas: one server cannot admit the load",
             "Requests queued from {start} in flight, with at most {cap} running at once{ttft}.",
-            "Run more replicas behind an autoscaler (KServe, or a Deployment with the KEDA trigger below) that adds one before requests queue.",
+            "Run more replicas behind an autoscaler (KServe, or a Deployment with the KEDA trigger this recommendation carries) that adds one before requests queue.",
             "If the peak is short and predictable, scheduled scaling or client-side rate limiting may be cheaper.",
         ),
         R::SetAutoscalingTrigger => r(

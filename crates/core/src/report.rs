@@ -100,6 +100,13 @@ pub fn to_text(r: &Report) -> String {
         );
         let _ = writeln!(out, "     {}", rec.action);
     }
+    if !r.alerts.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nWhat to watch (the HTML and JSON hold the rules)\n  {}",
+            words::alerts_line(&r.alerts).replace("; ", "\n  ")
+        );
+    }
     for a in &r.analyses {
         let _ = writeln!(out, "\n{}", a.title);
         for f in &a.findings {

@@ -227,7 +227,7 @@ fn scorecard(r: &Report) -> Markup {
             }
             @for s in r.slo.iter().filter(|s| !s.breakdown.is_empty()) {
                 div.breakdown {
-                    h3 { "Where " (s.title) " goes" }
+                    h3 { "What the miss is made of: " (s.title) }
                     (evidence(&s.breakdown))
                 }
             }

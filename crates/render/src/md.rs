@@ -170,6 +170,13 @@ pub fn render(r: &Report) -> String {
             r.recommendations.len() - MAX_RECS
         );
     }
+    if !r.alerts.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nWhat to watch (checked against this capture): {}.",
+            escape(&words::alerts_line(&r.alerts))
+        );
+    }
     // Key figures: per steady phase when there are several.
     let steady: Vec<&Phase> = r
         .phases

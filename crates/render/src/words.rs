@@ -181,3 +181,25 @@ pub fn phase_kind(p: &Phase) -> &'static str {
 pub fn phase_label(p: &Phase) -> String {
     format!("{}–{} {}", hhmm(p.start_ms), hhmm(p.end_ms), phase_kind(p))
 }
+
+/// The report's alerts in one line: `VllmRequestsQueueing 4 of 10 windows;
+/// …` (empty when there are none).
+pub fn alerts_line(snippets: &[Snippet]) -> String {
+    snippets
+        .iter()
+        .map(|s| {
+            format!(
+                "{} would have {} in {} of {} windows",
+                s.name,
+                if s.kind == "keda" {
+                    "scaled out"
+                } else {
+                    "fired"
+                },
+                s.check.windows_fired,
+                s.check.windows_total
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
