@@ -44,7 +44,8 @@ fn first_window(
 
 pub(crate) fn timeline(ctx: &Ctx<'_>, q: &Query<'_>) -> Vec<TimelineEvent> {
     let mut out = Vec::new();
-    // Proven breaches and recoveries of each objective.
+    // Proven breaches and recoveries of each objective: a window the
+    // buckets cannot decide, or without data, changes nothing.
     for slo in ctx.slo {
         let signal = match slo.id {
             SloId::TtftP95 => Signal::Ttft,
@@ -52,9 +53,18 @@ pub(crate) fn timeline(ctx: &Ctx<'_>, q: &Query<'_>) -> Vec<TimelineEvent> {
             SloId::ErrorAbortRate => Signal::FinishedRequests,
             SloId::QueueAtConcurrency => Signal::Waiting,
         };
+        let has_data = |w: &crate::analyses::FleetWindow| match slo.id {
+            SloId::TtftP95 => w.latency.ttft_p95_ms.is_some(),
+            SloId::ItlP95 => w.latency.itl_p95_ms.is_some(),
+            SloId::ErrorAbortRate => w.outcomes.error_abort_pct.is_some(),
+            SloId::QueueAtConcurrency => w.efficiency.running.is_some(),
+        };
         let mut above = false;
         for w in ctx.windows {
             let failing = slo.failing_windows.contains(&w.start_ms);
+            let undecided = slo.cannot_tell_windows.contains(&w.start_ms)
+                || slo.excluded_windows.contains(&w.start_ms)
+                || !has_data(w);
             if failing && !above {
                 above = true;
                 out.push(event(
@@ -62,20 +72,20 @@ pub(crate) fn timeline(ctx: &Ctx<'_>, q: &Query<'_>) -> Vec<TimelineEvent> {
                     w.start_ms,
                     K::SloBreached,
                     "fleet",
-                    format!("{}: proven missed in this window", slo.title),
+                    format!("{}: proven missed from this window", slo.title),
                     &slo.title,
                     None,
                     "",
                     &[signal],
                 ));
-            } else if !failing && above {
+            } else if !failing && !undecided && above {
                 above = false;
                 out.push(event(
                     ctx,
                     w.start_ms,
                     K::SloRecovered,
                     "fleet",
-                    format!("{}: no longer proven missed", slo.title),
+                    format!("{}: met again", slo.title),
                     &slo.title,
                     None,
                     "",

@@ -37,9 +37,11 @@ fn prefix(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 ),
             ];
             if hit < PREFIX_LOW_PCT {
+                // Info, not a warning: without the prompts' text the tool
+                // cannot tell little shared text from an uncached prefix.
                 out.push(finding(
                     F::EfficiencyPrefixLow,
-                    Severity::Warn,
+                    Severity::Info,
                     format!("Prefix-cache hit rate is {hit:.0} %"),
                     evidence,
                     &[("hit", format!("{hit:.0}"))],
