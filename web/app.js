@@ -22,7 +22,16 @@
       itl_p95_ms: Number($('itl').value),
       queue_concurrency: Number($('queue').value),
       error_abort_pct: Number($('errab').value),
+      // Optional facts: an empty field is "not given".
+      gpu_hour_cost: optional('cost'),
+      shared_prefix_tokens: optional('prefix'),
+      model_bytes: optional('weights') === null ? null : optional('weights') * 1e9,
     };
+  }
+
+  function optional(id) {
+    const v = $(id).value.trim();
+    return v === '' || !Number.isFinite(Number(v)) ? null : Number(v);
   }
 
   function workerSource() {

@@ -80,6 +80,8 @@ enum Command {
         #[arg(long = "slo", value_name = "NAME=VALUE")]
         slo: Vec<String>,
         #[command(flatten)]
+        facts: FactArgs,
+        #[command(flatten)]
         limits: LimitArgs,
     },
     /// Analyse a bundle: SLO scorecard, what to do, the six analyses.
@@ -112,8 +114,35 @@ enum Command {
         #[arg(long)]
         redact: bool,
         #[command(flatten)]
+        facts: FactArgs,
+        #[command(flatten)]
         limits: LimitArgs,
     },
+}
+
+/// What the user knows that `/metrics` does not say.
+#[derive(Args)]
+struct FactArgs {
+    /// The model's weights in bytes (e.g. 16GB, 15GiB), when the model
+    /// table does not know it: sets the decode floor.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    model_bytes: Option<u64>,
+    /// Tokens every prompt shares at its start (system prompt, tools):
+    /// compares the prefix-cache hit rate with what it allows.
+    #[arg(long, value_name = "TOKENS")]
+    shared_prefix_tokens: Option<f64>,
+    /// What one GPU costs per hour (any currency): adds cost per million
+    /// tokens.
+    #[arg(long, value_name = "COST")]
+    gpu_hour_cost: Option<f64>,
+}
+
+impl FactArgs {
+    fn apply(&self, s: &mut vllm_lens_core::analysis::Settings) {
+        s.model_bytes = self.model_bytes.map(|b| b as f64);
+        s.shared_prefix_tokens = self.shared_prefix_tokens.filter(|x| *x >= 0.0);
+        s.gpu_hour_cost = self.gpu_hour_cost.filter(|x| *x >= 0.0);
+    }
 }
 
 fn parse_duration_ms(s: &str) -> Result<f64, String> {
@@ -270,12 +299,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             md,
             window,
             slo,
+            facts,
             limits,
         } => {
             let mut settings = vllm_lens_core::analysis::Settings {
                 window_ms: window,
                 ..Default::default()
             };
+            facts.apply(&mut settings);
             for s in &slo {
                 apply_slo(&mut settings.slo, s)?;
             }
@@ -350,12 +381,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             slo,
             fail_on_slo,
             redact,
+            facts,
             limits,
         } => {
             let mut settings = vllm_lens_core::analysis::Settings {
                 window_ms: window,
                 ..Default::default()
             };
+            facts.apply(&mut settings);
             for s in &slo {
                 apply_slo(&mut settings.slo, s)?;
             }

@@ -381,3 +381,45 @@ fn report_reads_stdin() {
             .any(|r| r["id"] == "raise_max_tokens")
     );
 }
+
+/// The facts `/metrics` cannot hold: `--model-bytes`, `--shared-prefix-tokens`
+/// and `--gpu-hour-cost` reach the capacity model and are echoed.
+#[test]
+fn report_takes_the_users_facts() {
+    let o = lens(
+        &[
+            "report",
+            &sample("saturated"),
+            "--model-bytes",
+            "8GB",
+            "--shared-prefix-tokens",
+            "120",
+            "--gpu-hour-cost",
+            "0.8",
+            "--json",
+            "-",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(v["settings"]["model_bytes"], 8e9);
+    assert_eq!(v["settings"]["shared_prefix_tokens"], 120.0);
+    assert_eq!(v["settings"]["gpu_hour_cost"], 0.8);
+    let c = &v["capacity"];
+    // 8 GB over 300 GB/s: 26.7 ms, under the 50 ms objective now.
+    let floor = c["itl_floor_ms"].as_f64().expect("floor");
+    assert!((floor - 8e9 / 300e9 * 1000.0).abs() < 0.05, "{floor}");
+    assert_eq!(c["floor"]["weight_source"], "--model-bytes");
+    assert!(c["prefix"]["ceiling_pct"].as_f64().is_some());
+    assert!(
+        c["economics"]["cost_per_million_generated"]
+            .as_f64()
+            .is_some_and(|x| x > 0.0)
+    );
+    let o = lens(
+        &["report", &sample("saturated"), "--model-bytes", "lots"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+}

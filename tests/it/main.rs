@@ -5,6 +5,8 @@ mod support;
 
 /// Bundle cases: containers, manifest, names, limits, bad input.
 mod bundle;
+/// The capacity model against the samples' truth and hand-made fixtures.
+mod capacity;
 /// The catalogue: renames, exporter flavours, eras.
 mod catalog;
 /// The `vllm-lens` binary: commands, JSON shape, exit codes.

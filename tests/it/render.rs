@@ -176,7 +176,8 @@ fn golden_ids_exist() {
 }
 
 /// The sample's HTML is a proper document: the verdict first, then the
-/// scorecard (four SLO tiles), what to do, the phases, what to watch, the
+/// scorecard (four SLO tiles), what to do, the phases, the capacity, what
+/// to watch, the
 /// six steps in order, every chart an inline SVG, no script but the data
 /// block.
 #[test]
@@ -195,6 +196,7 @@ fn the_page_has_the_walk_through_layout() {
             "scorecard",
             "what-to-do",
             "phases",
+            "capacity",
             "what-to-watch",
             "step-latency",
             "step-efficiency",

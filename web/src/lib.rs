@@ -52,6 +52,12 @@ pub struct PageSettings {
     pub queue_concurrency: f64,
     /// Error + abort objective, %.
     pub error_abort_pct: f64,
+    /// What one GPU costs per hour, when given.
+    pub gpu_hour_cost: Option<f64>,
+    /// Tokens every prompt shares at its start, when given.
+    pub shared_prefix_tokens: Option<f64>,
+    /// The weights' size in bytes, when given.
+    pub model_bytes: Option<f64>,
 }
 
 impl Default for PageSettings {
@@ -63,6 +69,9 @@ impl Default for PageSettings {
             itl_p95_ms: s.slo.itl_p95_ms,
             queue_concurrency: s.slo.queue_concurrency,
             error_abort_pct: s.slo.error_abort_pct,
+            gpu_hour_cost: None,
+            shared_prefix_tokens: None,
+            model_bytes: None,
         }
     }
 }
@@ -79,6 +88,11 @@ impl PageSettings {
                 error_abort_pct: self.error_abort_pct,
                 ..SloThresholds::default()
             },
+            gpu_hour_cost: self.gpu_hour_cost.filter(|x| x.is_finite() && *x >= 0.0),
+            shared_prefix_tokens: self
+                .shared_prefix_tokens
+                .filter(|x| x.is_finite() && *x >= 0.0),
+            model_bytes: self.model_bytes.filter(|x| x.is_finite() && *x > 0.0),
         }
     }
 }

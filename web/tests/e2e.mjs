@@ -222,6 +222,22 @@ for (const mode of ['served', 'file']) {
     assert.equal(await verdict(), 'pass');
     assert.equal(await counter(page, 'loads'), loads, 'the bundle was read again');
   });
+  await check(`${mode}: a GPU price adds cost per million tokens, and clearing it removes it`, async () => {
+    const cost = async () => (await pageJson(page)).capacity.economics.cost_per_million_generated;
+    assert.equal(await cost(), null);
+    let before = await counter(page, 'reports');
+    await page.fill('#cost', '1.2');
+    await page.dispatchEvent('#cost', 'change');
+    await waitCounter(page, 'reports', before);
+    const priced = await cost();
+    assert.ok(priced > 0, `cost per million generated tokens: ${priced}`);
+    assert.equal((await pageJson(page)).settings.gpu_hour_cost, 1.2);
+    before = await counter(page, 'reports');
+    await page.fill('#cost', '');
+    await page.dispatchEvent('#cost', 'change');
+    await waitCounter(page, 'reports', before);
+    assert.equal(await cost(), null);
+  });
   await check(`${mode}: "Try the sample" works without any file`, async () => {
     const before = await counter(page, 'reports');
     await page.click('#sample');

@@ -123,6 +123,10 @@ string_enum! {
         LatencyFrontendOverhead = "latency.frontend_overhead",
         /// Inter-token p99 proven at 3× the objective or more.
         LatencyItlStall = "latency.itl_p99_stall",
+        /// The inter-token objective is below the hardware's decode floor.
+        LatencyBelowFloor = "latency.objective_below_floor",
+        /// Measured decode against the hardware's floor.
+        LatencyFloor = "latency.decode_floor",
         /// TTFT p99 proven at 3× the objective or more.
         LatencyTtftStall = "latency.ttft_p99_stall",
         /// Continuous batching is not happening.
@@ -147,6 +151,8 @@ string_enum! {
         EfficiencyPrefixMissing = "efficiency.prefix_cache_missing",
         /// The prefix-cache hit rate is good.
         EfficiencyPrefixOk = "efficiency.prefix_cache_ok",
+        /// The hit rate against what the stated shared prefix allows.
+        EfficiencyPrefixCeiling = "efficiency.prefix_ceiling",
         /// Prefix caching is off (V0 gauge at −1).
         EfficiencyPrefixOff = "efficiency.prefix_caching_off",
         /// Requests waited for a slot.
@@ -187,6 +193,8 @@ string_enum! {
         OutcomesReasonsMissing = "outcomes.reasons_missing",
         /// The server restarted during the capture.
         OutcomesRestart = "outcomes.restart",
+        /// The queue limits turned requests away before the engine.
+        OutcomesAdmissionRejected = "outcomes.admission_rejected",
         /// Tensor cores busy.
         HardwareComputeBound = "hardware.compute_bound",
         /// No DCGM data.
@@ -263,6 +271,8 @@ string_enum! {
         RevisitOnShapeChange = "revisit_on_shape_change",
         /// Turn prefix caching on (V0).
         EnablePrefixCaching = "enable_prefix_caching",
+        /// The shared prefix is shorter than one KV block.
+        ShrinkBlockSize = "shrink_block_size",
     }
 }
 

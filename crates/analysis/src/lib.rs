@@ -31,7 +31,9 @@ use vllm_lens_query::{Query, Settings as QuerySettings};
 use vllm_lens_store::TargetId;
 
 pub(crate) mod analyses;
+pub(crate) mod capacity;
 pub mod compare;
+pub mod hw;
 pub mod ids;
 mod inputs;
 pub mod model;
@@ -66,6 +68,14 @@ pub struct Settings {
     pub window_ms: i64,
     /// SLO thresholds.
     pub slo: SloThresholds,
+    /// The weights' size in bytes, when the user knows it better than the
+    /// model table (`--model-bytes`).
+    pub model_bytes: Option<f64>,
+    /// Tokens every prompt shares at its start (`--shared-prefix-tokens`):
+    /// prompt text is not in `/metrics`.
+    pub shared_prefix_tokens: Option<f64>,
+    /// What one GPU costs per hour (`--gpu-hour-cost`).
+    pub gpu_hour_cost: Option<f64>,
 }
 
 impl Default for Settings {
@@ -73,6 +83,9 @@ impl Default for Settings {
         Settings {
             window_ms: vllm_lens_query::grid::DEFAULT_WINDOW_MS,
             slo: SloThresholds::default(),
+            model_bytes: None,
+            shared_prefix_tokens: None,
+            gpu_hour_cost: None,
         }
     }
 }
@@ -441,8 +454,31 @@ pub fn analyse(
         starts: &starts,
         queue: &queue_report,
     });
+    let model_name = model_name(loaded, &cat);
+    let deployment = deployment(
+        loaded,
+        &cat,
+        &replicas,
+        &gpu_owner,
+        model_name.clone(),
+        &uuid_of,
+    );
+    let capacity = capacity::capacity(&capacity::CapacityInput {
+        store,
+        catalogue: &cat,
+        query: &q,
+        settings,
+        replicas: &replicas,
+        summary: &summary,
+        whole: &fleet_all,
+        latency_rows: &rows.latency,
+        efficiency_rows: &rows.efficiency,
+        queue: &queue_report,
+        deployment: &deployment,
+    });
     let ctx = Ctx {
         settings,
+        capacity: &capacity,
         catalogue: &cat,
         summary: &summary,
         windows: &fleet_windows,
@@ -459,7 +495,6 @@ pub fn analyse(
             .map(|g| g.last),
     };
     let analyses = analyses::run(&ctx);
-    let model_name = model_name(loaded, &cat);
     let checker = snippets::Checker::new(store, &q, replicas.len());
     let recommendations = recommend::recommend(&ctx, &analyses, &checker, model_name.as_deref());
     let alerts = snippets::alerts(&ctx, &checker, model_name.as_deref());
@@ -482,13 +517,17 @@ pub fn analyse(
         schema_version: SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         bundle: bundle_info(loaded, meta, &q),
-        deployment: deployment(loaded, &cat, &replicas, &gpu_owner, model_name, &uuid_of),
+        deployment,
         settings: SettingsEcho {
             window_ms: settings.window_ms,
             slo: settings.slo,
+            model_bytes: settings.model_bytes,
+            shared_prefix_tokens: settings.shared_prefix_tokens,
+            gpu_hour_cost: settings.gpu_hour_cost,
         },
         verdict,
         phases,
+        capacity,
         rows,
         summary,
         analyses,

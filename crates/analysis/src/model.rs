@@ -35,6 +35,9 @@ pub struct Report {
     /// The capture split into stretches that differ: load levels,
     /// restarts, down time, error bursts, idle time.
     pub phases: Vec<Phase>,
+    /// How much more fits, what binds first, the hardware floor, achieved
+    /// utilisation, cost, and what-ifs.
+    pub capacity: Capacity,
     /// Per-window rows, per replica and for the fleet.
     pub rows: Rows,
     /// The whole capture, fleet-wide, with the same fields as the rows.
@@ -123,6 +126,13 @@ pub struct SettingsEcho {
     pub window_ms: i64,
     /// SLO thresholds.
     pub slo: SloThresholds,
+    /// The weights' size in bytes, when given (`--model-bytes`).
+    pub model_bytes: Option<f64>,
+    /// Tokens every prompt shares at its start, when given
+    /// (`--shared-prefix-tokens`).
+    pub shared_prefix_tokens: Option<f64>,
+    /// What one GPU costs per hour, when given (`--gpu-hour-cost`).
+    pub gpu_hour_cost: Option<f64>,
 }
 
 /// SLO thresholds.
@@ -735,4 +745,217 @@ pub struct Phase {
     pub figures: Summary,
     /// Requests in flight (running + waiting), mean over the phase.
     pub in_flight_avg: Option<f64>,
+}
+
+/// What limits concurrency first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BindingLimit {
+    /// Requests queued while the engine ran at its `--max-num-seqs` with
+    /// the KV cache far from full.
+    MaxNumSeqs,
+    /// The KV cache filled (≥ 90 %) or preempted while others waited.
+    KvCache,
+    /// Requests queued well below the sequence cap with the KV cache far
+    /// from full: the scheduler's token budget per step
+    /// (`--max-num-batched-tokens`) held them back.
+    TokenBudget,
+    /// Nothing queued: no limit was reached.
+    NoneSeen,
+}
+
+/// The largest concurrency that met each latency objective.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ConcurrencyMeeting {
+    /// Requests in flight (running + waiting, mean of a window) at which
+    /// TTFT p95 was proven within its objective; `null` when no window was.
+    pub ttft_p95: Option<f64>,
+    /// Running requests (the batch, mean of a window) at which inter-token
+    /// p95 was proven within its objective.
+    pub itl_p95: Option<f64>,
+    /// Windows behind each figure: windows proving the objective within
+    /// 10 % of that concurrency.
+    pub ttft_p95_windows: usize,
+    /// See `ttft_p95_windows`.
+    pub itl_p95_windows: usize,
+}
+
+/// One window of one replica, for the latency-against-concurrency chart.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ConcurrencyPoint {
+    /// Window start, ms.
+    pub window_start_ms: i64,
+    /// Replica.
+    pub replica: Scope,
+    /// Running requests, window mean.
+    pub running: Option<f64>,
+    /// Running + waiting, window mean.
+    pub in_flight: Option<f64>,
+    /// The TTFT p95's bucket, ms.
+    pub ttft_p95: Option<Bounds>,
+    /// The inter-token p95's bucket, ms.
+    pub itl_p95: Option<Bounds>,
+}
+
+/// The decode floor: the weights streamed once per step.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Floor {
+    /// Weight bytes per replica.
+    pub weight_bytes: f64,
+    /// How they were known: the model table (name, parameters, bytes per
+    /// weight) or `--model-bytes`.
+    pub weight_source: String,
+    /// Tensor-parallel degree (GPUs a replica's weights are split over).
+    pub tensor_parallel: f64,
+    /// The GPU's peak memory bandwidth, bytes/s.
+    pub bandwidth: f64,
+    /// The GPU it is for.
+    pub gpu: String,
+    /// Weight bytes ÷ tensor parallel ÷ bandwidth, ms per step.
+    pub ms: f64,
+    /// The measured mean inter-token latency, ms.
+    pub measured_ms: Option<f64>,
+    /// Objectives below the floor: out of reach with these weights on this hardware.
+    pub infeasible: Vec<SloId>,
+    /// Speculative decoding is on: several tokens per step can beat the
+    /// per-step floor per token.
+    pub speculative: bool,
+}
+
+/// Requests turned away by `--max-num-queued-reqs` or
+/// `--max-num-queued-tokens`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Rejections {
+    /// Over the capture, all replicas.
+    pub total: f64,
+    /// Per minute of capture.
+    pub per_min: Option<f64>,
+    /// By `reason` label, where any were rejected.
+    pub by_reason: BTreeMap<String, f64>,
+}
+
+/// What the prefix cache could serve.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PrefixCeiling {
+    /// KV block size, tokens.
+    pub block_size: Option<f64>,
+    /// Prompt tokens served from cache per request (hit rate × prompt).
+    pub cached_tokens_per_request: Option<f64>,
+    /// Average prompt tokens per request.
+    pub prompt_tokens: Option<f64>,
+    /// The shared prefix given (`--shared-prefix-tokens`).
+    pub shared_prefix_tokens: Option<f64>,
+    /// The hit rate the shared prefix allows (whole blocks only), %.
+    pub ceiling_pct: Option<f64>,
+    /// The hit rate measured, %.
+    pub hit_pct: Option<f64>,
+    /// The shared prefix is shorter than one block: never reused.
+    pub shorter_than_a_block: bool,
+}
+
+/// What preemptions cost.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PreemptionCost {
+    /// Preemptions per minute.
+    pub per_min: Option<f64>,
+    /// Mean preemptions per finished request (`request_num_preemptions`,
+    /// 0.30+).
+    pub per_request: Option<f64>,
+    /// Prompt tokens recomputed per minute (`prompt_tokens_recomputed_total`,
+    /// 0.16–0.19).
+    pub recomputed_tokens_per_min: Option<f64>,
+    /// Estimated GPU time recomputing per minute, ms: tokens recomputed ×
+    /// prefill time per prompt token (an estimate).
+    pub recompute_ms_per_min: Option<f64>,
+}
+
+/// Energy and money per token.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Economics {
+    /// Generated tokens per joule.
+    pub generated_tokens_per_joule: Option<f64>,
+    /// Computed tokens (prompt tokens not served from cache + generated)
+    /// per joule.
+    pub computed_tokens_per_joule: Option<f64>,
+    /// GPU cost per million generated tokens at the load seen.
+    pub cost_per_million_generated: Option<f64>,
+    /// GPU cost per million computed tokens at the load seen.
+    pub cost_per_million_computed: Option<f64>,
+}
+
+/// One what-if, always an estimate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct WhatIf {
+    /// `add_replica`, `fp8_weights`, `fp8_kv_cache`, `more_seqs`,
+    /// `tensor_parallel_2`.
+    pub id: String,
+    /// What changes.
+    pub title: String,
+    /// Requests of the observed size the KV cache would hold at once, per
+    /// replica (fleet for `add_replica`).
+    pub kv_requests: Option<f64>,
+    /// The decode floor afterwards, ms.
+    pub itl_floor_ms: Option<f64>,
+    /// What the estimate assumes.
+    pub assumptions: String,
+}
+
+/// How much more fits, and what would help.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Capacity {
+    /// Tokens the KV cache holds per replica (`null` when unknown).
+    pub kv_tokens: Option<f64>,
+    /// Requests of the observed size (prompt + generated, in whole blocks)
+    /// the KV cache holds at once per replica.
+    pub kv_requests: Option<f64>,
+    /// The most requests run at once while others waited (the queue
+    /// objective's figure).
+    pub admission_cap: Option<f64>,
+    /// What limits concurrency first.
+    pub binding_limit: BindingLimit,
+    /// The fewest requests in flight seen with queueing.
+    pub queueing_starts_at: Option<f64>,
+    /// The largest concurrency that met each latency objective.
+    pub max_concurrency_meeting: ConcurrencyMeeting,
+    /// The decode floor, ms per step (`null` without a known model size or
+    /// GPU).
+    pub itl_floor_ms: Option<f64>,
+    /// Achieved FLOP/s per GPU, from `vllm:estimated_flops_per_gpu_total`.
+    pub achieved_flops_per_s: Option<f64>,
+    /// Achieved bytes/s per GPU (reads + writes), from
+    /// `vllm:estimated_*_bytes_per_gpu_total`.
+    pub achieved_bytes_per_s: Option<f64>,
+    /// Model FLOP utilisation, % of the GPU's dense peak.
+    pub mfu_pct: Option<f64>,
+    /// Memory bandwidth utilisation, % of the GPU's peak.
+    pub mbu_pct: Option<f64>,
+    /// The metric or table behind each figure, by field name.
+    pub sources: BTreeMap<String, String>,
+    /// True when `kv_tokens` is an estimate (resident tokens ÷ usage).
+    pub kv_estimated: bool,
+    /// KV block size, tokens.
+    pub block_size: Option<f64>,
+    /// Average tokens per request (prompt + generated).
+    pub request_tokens: Option<f64>,
+    /// The most requests in flight on one replica.
+    pub peak_in_flight: Option<f64>,
+    /// Replicas.
+    pub replicas: usize,
+    /// Windows by replica: concurrency and latency buckets.
+    pub points: Vec<ConcurrencyPoint>,
+    /// The decode floor and what it rests on.
+    pub floor: Option<Floor>,
+    /// What the prefix cache could serve.
+    pub prefix: PrefixCeiling,
+    /// What preemptions cost, when any happened.
+    pub preemption: Option<PreemptionCost>,
+    /// Energy and money per token.
+    pub economics: Economics,
+    /// Estimates of other set-ups.
+    pub what_ifs: Vec<WhatIf>,
+    /// Requests the queue limits turned away (`null` when
+    /// `vllm:admission_rejections_total` is not exported, before 0.32).
+    pub rejections: Option<Rejections>,
+    /// Why figures are missing, and what they rest on.
+    pub notes: Vec<String>,
 }

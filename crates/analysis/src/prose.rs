@@ -57,6 +57,14 @@ pub(crate) fn finding(id: FindingId) -> FindingText {
             "No replica had {waiting} above zero on two consecutive scrapes, and no window's mean queue time reached {negligible} ms: requests were admitted as they arrived.{excluded}",
             "",
         ),
+        F::LatencyBelowFloor => t(
+            "Each decode step streams the model's weights from memory once: {weights} ÷ {bandwidth} per GPU ({gpu}) takes {floor} per step, more than the {objective} objective allows a token. No setting reaches it on this hardware.",
+            "Change what the floor rests on: FP8 weights (the floor halves) or 4-bit weights (about a quarter), tensor parallelism over more GPUs, or a GPU with more bandwidth; or relax the objective.",
+        ),
+        F::LatencyFloor => t(
+            "Each decode step streams the weights once ({weights} ÷ {bandwidth} per GPU, {gpu}): {floor} per step at the least. The measured mean inter-token latency is {measured}, so batching, KV reads and scheduling add {over} above that floor.",
+            "",
+        ),
         F::LatencyFrontendOverhead => t(
             "Time to first token should be about queue + prefill. The rest is spent in the API server before the engine sees the request or after it produced the token: tokenisation, request validation, detokenisation, or a Python process short of CPU.",
             "Check the API server's CPU; consider --api-server-count.",
@@ -89,6 +97,10 @@ pub(crate) fn finding(id: FindingId) -> FindingText {
         F::EfficiencyPrefixLow => t(
             "Only {hit} % of prompt tokens were found in the prefix cache; the rest was computed again. Requests share cached blocks only for byte-identical text at the start of the prompt, and only in whole KV blocks. Prompt text is not in /metrics, so whether more could be shared cannot be told from this capture alone.",
             "",
+        ),
+        F::EfficiencyPrefixCeiling => t(
+            "With {shared} shared tokens at the start of every prompt and {block}-token KV blocks, the cache can serve at most {ceiling} of each {prompt}-token prompt (whole blocks only); it served {hit}.{below}",
+            "{action}",
         ),
         F::EfficiencyPrefixOk => t(
             "A good part of every prompt is served from cache instead of being computed again.",
@@ -156,6 +168,10 @@ pub(crate) fn finding(id: FindingId) -> FindingText {
         F::OutcomesRestart => t(
             "{replica} started a new process during the capture: its counters reset (read as a restart, never as a negative rate), the requests it was running or queueing were lost, and clients retried or failed.",
             "Find why: the pod's last state (OOMKilled, liveness probe, eviction) and the previous container's log.",
+        ),
+        F::OutcomesAdmissionRejected => t(
+            "The server turned these requests away before the engine (--max-num-queued-reqs or --max-num-queued-tokens): no finished_reason counts them, so the error + abort rate does not include them; clients saw an error.",
+            "If the limit protects latency on purpose, add capacity (see Capacity); if it is set lower than the load needs, raise it.",
         ),
         F::HardwareComputeBound => t(
             "The tensor cores are busy: long prefills or large batches. More FLOPs (a bigger GPU, tensor parallelism) or less prefill work (prefix caching) help.",
@@ -239,6 +255,7 @@ pub(crate) const SMALLER_CHUNKS_THEN_DISAGGREGATE: &str = "Lower --max-num-batch
 pub(crate) const DISAGGREGATE_CAVEAT: &str = "Disaggregation needs more GPUs and a KV transfer path; smaller chunks raise time to first token.";
 pub(crate) const ROUTING_WHY: &str = "{replicas} replicas share long prompts ({prompt} tokens on average) but hit the prefix cache only {hit} of the time: a request whose prefix is cached on one replica often lands on another. Prefill is {share} of the mean time to first token.";
 pub(crate) const ROUTE_BY_PREFIX: &str = "Use prefix- or session-aware routing (llm-d's inference scheduler, or session affinity at the load balancer) so follow-up requests reach the replica that holds their prefix.";
+pub(crate) const FLOOR_PART: &str = " The weights alone take {floor} per step to stream on the {gpu}; FP8 weights bring that to {half}.";
 pub(crate) const ROUTING_CAVEAT: &str = "The tool cannot see how requests were routed; a low hit rate can also mean prompts share little text.";
 
 /// The words of a recommendation.
@@ -295,7 +312,7 @@ pub(crate) fn rec(id: RecId) -> RecText {
         ),
         R::QuantizeBeforeBuying => r(
             "Quantize before buying hardware",
-            "Decode is memory-bound: DRAM {dram} active against tensor cores {tensor}. Halving the bytes per weight (FP8, or INT4 AWQ/GPTQ) shortens each decode step{kv}.",
+            "Decode is memory-bound: DRAM {dram} active against tensor cores {tensor}. Halving the bytes per weight (FP8, or INT4 AWQ/GPTQ) shortens each decode step{kv}.{floor}",
             "Try an FP8 (or INT4) build of the same model, capture again and compare; add GPUs only if that is not enough.",
             "Quantization can cost accuracy on some tasks; check quality on your own evaluation set. GPUs without native FP8 (A10G, T4) run INT4 weight-only kernels instead.",
         ),
@@ -319,7 +336,7 @@ pub(crate) fn rec(id: RecId) -> RecText {
         ),
         R::StandardisePromptPrefix => r(
             "Standardise the prompt prefix",
-            "Only {hit} of prompt tokens hit the prefix cache.",
+            "Only {hit} of prompt tokens hit the prefix cache, against the {ceiling} the {shared}-token shared prefix allows in whole blocks: the shared text is not byte-identical across requests, or not first.",
             "Put the fixed part of the prompt (system prompt, tool definitions, examples) first and keep it byte-identical across requests; move timestamps, user names and retrieved text after it.",
             "Prompt text is not in /metrics: if prompts genuinely share little text, or the shared part is shorter than one KV block, no ordering will raise the hit rate.",
         ),
@@ -328,6 +345,12 @@ pub(crate) fn rec(id: RecId) -> RecText {
             "Generated tokens per prompt token moved from {from} to {to} during the capture; settings tuned for one shape may not suit the other.",
             "Capture each traffic pattern separately and compare; alert when the generated/prompt ratio moves by more than 2×.",
             "A short capture can catch a burst that is not typical.",
+        ),
+        R::ShrinkBlockSize => r(
+            "Make the shared prefix cacheable: smaller KV blocks",
+            "The shared prefix ({shared} tokens) is shorter than one KV block ({block} tokens), and the prefix cache only reuses whole blocks, so no prompt ever reuses it.",
+            "Start vLLM with a smaller --block-size (16 on GPUs; the CPU backend defaults to 128), or lengthen the shared part of the prompt to a multiple of the block size.",
+            "Smaller blocks cost a little more bookkeeping per token; on the CPU backend the block size also affects the attention kernels' speed.",
         ),
         R::EnablePrefixCaching => r(
             "Turn prefix caching on",

@@ -494,7 +494,12 @@ pub(crate) fn recommend(
     let dram = s.gpu.dram_active_pct_avg;
     let memory_bound = matches!((tensor, dram), (Some(t), Some(d)) if d >= MEMORY_BOUND_DRAM_PCT && t < TENSOR_IDLE_PCT);
     let kv_bound = preempting || kv.is_some_and(|k| k >= KV_FULL_PCT);
-    if memory_bound && (ctx.slo_in_doubt(SloId::ItlP95) || kv_bound) {
+    let below_floor = ctx
+        .capacity
+        .floor
+        .as_ref()
+        .is_some_and(|f| f.infeasible.contains(&SloId::ItlP95));
+    if (memory_bound && (ctx.slo_in_doubt(SloId::ItlP95) || kv_bound)) || below_floor {
         let mut effect = doubtful(ctx, &[SloId::ItlP95], 0.6);
         if kv_bound {
             effect.extend(doubtful(ctx, &[SloId::TtftP95], queue_share * 0.5));
@@ -504,6 +509,19 @@ pub(crate) fn recommend(
             RecId::QuantizeBeforeBuying,
             effect,
             vec![
+                (
+                    "floor",
+                    ctx.capacity.floor.as_ref().map_or(String::new(), |f| {
+                        prose::fill(
+                            prose::FLOOR_PART,
+                            &[
+                                ("floor", ms_text(f.ms)),
+                                ("gpu", f.gpu.clone()),
+                                ("half", ms_text(f.ms / 2.0)),
+                            ],
+                        )
+                    }),
+                ),
                 ("dram", format!("{:.0} %", dram.unwrap_or_default())),
                 ("tensor", format!("{:.0} %", tensor.unwrap_or_default())),
                 (
@@ -714,9 +732,62 @@ pub(crate) fn recommend(
         rules.push(r);
     }
 
-    // Standardising the prompt prefix is not advised from the hit rate
-    // alone: prompt text is not in /metrics, so a low hit rate cannot tell
+    // The prefix cache, only against the shared prefix the user states:
+    // prompt text is not in /metrics, so a low hit rate alone cannot tell
     // prompts that share little text from a prefix that is not cached.
+    let pc = &ctx.capacity.prefix;
+    if let (Some(shared), Some(block)) = (pc.shared_prefix_tokens, pc.block_size) {
+        let prefill_targets = [
+            doubtful(ctx, &[SloId::TtftP95], prefill_share * 0.5),
+            vec![(A::Efficiency, 1.0)],
+        ]
+        .concat();
+        if pc.shorter_than_a_block {
+            let mut r = rule(
+                RecId::ShrinkBlockSize,
+                prefill_targets,
+                vec![
+                    ("shared", format!("{shared:.0}")),
+                    ("block", format!("{block:.0}")),
+                ],
+                Confidence::High,
+            );
+            r.evidence = vec![
+                ctx.ev("shared prefix (stated)", Some(shared), "tokens", &[]),
+                ctx.ev("block size", Some(block), "tokens", &[]),
+                ctx.ev(
+                    "prefix-cache hit rate",
+                    pc.hit_pct,
+                    "%",
+                    &[Signal::PrefixHits, Signal::PrefixQueries],
+                ),
+            ];
+            rules.push(r);
+        } else if let (Some(hit), Some(ceiling)) = (pc.hit_pct, pc.ceiling_pct)
+            && hit < 0.7 * ceiling
+        {
+            let mut r = rule(
+                RecId::StandardisePromptPrefix,
+                prefill_targets,
+                vec![
+                    ("hit", format!("{hit:.0} %")),
+                    ("ceiling", format!("{ceiling:.0} %")),
+                    ("shared", format!("{shared:.0}")),
+                ],
+                Confidence::Medium,
+            );
+            r.evidence = vec![
+                ctx.ev(
+                    "prefix-cache hit rate",
+                    Some(hit),
+                    "%",
+                    &[Signal::PrefixHits, Signal::PrefixQueries],
+                ),
+                ctx.ev("ceiling from the shared prefix", Some(ceiling), "%", &[]),
+            ];
+            rules.push(r);
+        }
+    }
     if fired(FindingId::EfficiencyPrefixOff) && (ctx.slo_in_doubt(SloId::TtftP95) || prefill_heavy)
     {
         let mut r = rule(

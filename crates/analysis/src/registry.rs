@@ -191,6 +191,8 @@ pub static STEPS: [StepDef; 6] = [
             FindingId::LatencyFrontendOverhead,
             FindingId::LatencyTtftStall,
             FindingId::LatencyItlStall,
+            FindingId::LatencyBelowFloor,
+            FindingId::LatencyFloor,
         ],
         run: analyses::latency::findings,
         charts: &[
@@ -262,6 +264,7 @@ pub static STEPS: [StepDef; 6] = [
         findings: &[
             FindingId::EfficiencyPrefixLow,
             FindingId::EfficiencyPrefixOk,
+            FindingId::EfficiencyPrefixCeiling,
             FindingId::EfficiencyPrefixOff,
             FindingId::EfficiencyPrefixLifetimeOnly,
             FindingId::EfficiencyPrefixMissing,
@@ -389,6 +392,7 @@ pub static STEPS: [StepDef; 6] = [
             FindingId::OutcomesClientDisconnects,
             FindingId::OutcomesClientAbortsUncounted,
             FindingId::OutcomesRestart,
+            FindingId::OutcomesAdmissionRejected,
         ],
         run: analyses::outcomes::findings,
         charts: &[ChartSpec {

@@ -79,6 +79,12 @@ pub const VRAM_PREALLOCATED_PCT: f64 = 80.0;
 /// KV pool peak below which most of the pool is idle.
 pub const POOL_OVERSIZED_KV_PCT: f64 = 25.0;
 
+// Capacity.
+
+/// KV usage (window mean) from which resident tokens ÷ usage estimates the
+/// pool: below it one block of rounding moves the estimate a lot, %.
+pub const KV_ESTIMATE_FLOOR_PCT: f64 = 5.0;
+
 // The queue SLO.
 
 /// Consecutive scrapes with waiting > 0 that make "queued" (one alone is

@@ -154,8 +154,14 @@ fn thin(ctx: &Ctx<'_>, slo: &SloResult) -> bool {
     }
 }
 
-fn slo_words(slo: &SloResult) -> String {
+fn slo_words(slo: &SloResult, floor: Option<f64>) -> String {
     match (slo.id, slo.status) {
+        (SloId::ItlP95, SloStatus::Fail) if floor.is_some() => format!(
+            "inter-token latency p95 is {} (objective {}), out of reach with these weights on this hardware: the decode floor is {} per step",
+            quantile_words(slo),
+            ms_text(slo.threshold),
+            floor.map_or("?".into(), ms_text)
+        ),
         (SloId::TtftP95 | SloId::ItlP95, SloStatus::Fail) => format!(
             "{} p95 is {} (objective {})",
             if slo.id == SloId::TtftP95 {
@@ -222,7 +228,13 @@ pub(crate) fn verdict(ctx: &Ctx<'_>, analyses: &[Analysis], timeline: &[Timeline
     let mut risks: Vec<String> = Vec::new();
     for slo in ctx.slo {
         match slo.status {
-            SloStatus::Fail => failing.push(slo_words(slo)),
+            SloStatus::Fail => failing.push(slo_words(
+                slo,
+                crate::capacity::infeasible(ctx.capacity)
+                    .into_iter()
+                    .find(|(id, _)| *id == slo.id)
+                    .map(|(_, ms)| ms),
+            )),
             SloStatus::CannotTell => risks.push(format!(
                 "{} cannot be told against {} (it lies {})",
                 objective_name(slo.id),
@@ -410,6 +422,38 @@ fn narrative(ctx: &Ctx<'_>, timeline: &[TimelineEvent]) -> Vec<String> {
         if !margins.is_empty() {
             out.push(format!("Headroom: {}.", margins.join("; ")));
         }
+    }
+    let c = ctx.capacity;
+    if let (Some(tokens), Some(requests)) = (c.kv_tokens, c.kv_requests) {
+        // Requests hold fewer tokens before they finish: more than the
+        // full-length figure can run at once, and the reader sees both.
+        let more = ctx
+            .queue
+            .admission_cap()
+            .filter(|&ran| ran > requests)
+            .map(|ran| {
+                format!(
+                    "; {} ran at once, as a request holds fewer tokens before it finishes",
+                    num(ran)
+                )
+            })
+            .unwrap_or_default();
+        out.push(format!(
+            "KV cache: {}{} tokens per replica, about {} requests at once at their full observed length ({} tokens each{more}); {}.",
+            if c.kv_estimated { "about " } else { "" },
+            num(tokens),
+            num(requests),
+            c.request_tokens.map_or("?".into(), |t| num(t.round())),
+            match c.binding_limit {
+                crate::model::BindingLimit::KvCache => "the KV cache is what binds first".to_string(),
+                crate::model::BindingLimit::MaxNumSeqs => format!(
+                    "--max-num-seqs binds first ({} running)",
+                    c.admission_cap.map_or("?".into(), num)
+                ),
+                crate::model::BindingLimit::TokenBudget => "the token budget per step binds first".to_string(),
+                crate::model::BindingLimit::NoneSeen => "no limit was reached".to_string(),
+            }
+        ));
     }
     for e in timeline
         .iter()

@@ -239,6 +239,199 @@ fn scorecard(r: &Report) -> Markup {
     }
 }
 
+fn binding_words(b: BindingLimit) -> &'static str {
+    match b {
+        BindingLimit::KvCache => "the KV cache (full, or preempting while requests waited)",
+        BindingLimit::MaxNumSeqs => {
+            "--max-num-seqs (requests waited while the engine ran at its cap with the KV cache far from full)"
+        }
+        BindingLimit::TokenBudget => {
+            "the token budget per step (requests waited below the sequence cap with the KV cache far from full)"
+        }
+        BindingLimit::NoneSeen => "none seen: nothing queued",
+    }
+}
+
+fn opt_num(v: Option<f64>, unit: &str) -> String {
+    v.map_or("missing".into(), |v| {
+        if unit.is_empty() {
+            num(v)
+        } else {
+            format!("{} {unit}", num(v))
+        }
+    })
+}
+
+/// 1.2e12 → "1.2 T".
+fn si(v: f64) -> String {
+    let (scale, p) = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
+        .into_iter()
+        .find(|(s, _)| v.abs() >= *s)
+        .unwrap_or((1.0, ""));
+    format!("{} {p}", num(v / scale))
+}
+
+fn capacity(r: &Report) -> Markup {
+    let c = &r.capacity;
+    let slo = &r.settings.slo;
+    let source = |k: &str| c.sources.get(k).cloned().unwrap_or_default();
+    let itl_points: Vec<svg::RangePoint> = c
+        .points
+        .iter()
+        .filter_map(|p| {
+            Some(svg::RangePoint {
+                x: p.running?,
+                low: p.itl_p95?.low,
+                high: p.itl_p95?.high,
+            })
+        })
+        .collect();
+    let ttft_points: Vec<svg::RangePoint> = c
+        .points
+        .iter()
+        .filter_map(|p| {
+            Some(svg::RangePoint {
+                x: p.in_flight?,
+                low: p.ttft_p95?.low,
+                high: p.ttft_p95?.high,
+            })
+        })
+        .collect();
+    let mut itl_lines = vec![Threshold {
+        value: slo.itl_p95_ms,
+        label: format!("objective {} ms", num(slo.itl_p95_ms)),
+    }];
+    if let Some(f) = &c.floor {
+        itl_lines.push(Threshold {
+            value: f.ms,
+            label: format!("decode floor {} ms", num(f.ms)),
+        });
+    }
+    let itl_chart = svg::render_ranges(&svg::RangeChart {
+        title: "Inter-token p95 against the batch".into(),
+        x_label: "running requests (window mean)".into(),
+        unit: "ms".into(),
+        points: itl_points,
+        lines: itl_lines,
+    });
+    let ttft_chart = svg::render_ranges(&svg::RangeChart {
+        title: "TTFT p95 against requests in flight".into(),
+        x_label: "requests in flight (running + waiting, window mean)".into(),
+        unit: "ms".into(),
+        points: ttft_points,
+        lines: vec![Threshold {
+            value: slo.ttft_p95_ms,
+            label: format!("objective {} ms", num(slo.ttft_p95_ms)),
+        }],
+    });
+    let m = &c.max_concurrency_meeting;
+    html! {
+        section id="capacity" {
+            h2 { "Capacity" }
+            p.note { "How much more fits on this deployment and what binds first, per replica"
+                @if c.replicas > 1 { " (" (c.replicas) " replicas)" } ", from the bundle's own figures; estimates say so." }
+            table.facts {
+                tbody {
+                    tr { th.text { "KV cache" } td.text {
+                        @if c.kv_estimated { "about " }
+                        (opt_num(c.kv_tokens, "tokens"))
+                        @if let Some(n) = c.kv_requests { ": about " (num(n)) " requests at once at their full observed length (" (opt_num(c.request_tokens.map(f64::round), "tokens")) " each, whole " (c.block_size.map_or("?".into(), num)) "-token blocks)" }
+                        span.m { " · " (source("kv_tokens")) }
+                    } }
+                    tr { th.text { "Concurrency" } td.text {
+                        "at most " (opt_num(c.peak_in_flight, "")) " requests in flight on a replica"
+                        @if let Some(q) = c.queueing_starts_at { "; queueing from " (num(q)) " in flight" }
+                        @if let Some(a) = c.admission_cap { "; at most " (num(a)) " ran while others waited" }
+                        @if let Some(rj) = c.rejections.as_ref().filter(|r| r.total > 0.0) {
+                            strong { "; " (num(rj.total)) " requests turned away by the queue limits" }
+                            " (" (rj.by_reason.iter().map(|(k, v)| format!("{} {k}", num(*v))).collect::<Vec<_>>().join(", ")) ")"
+                        }
+                    } }
+                    tr { th.text { "Binds first" } td.text { (binding_words(c.binding_limit)) } }
+                    tr { th.text { "Met the objectives up to" } td.text {
+                        "TTFT p95: " (met_words(m.ttft_p95, m.ttft_p95_windows, "in flight", c.points.iter().any(|p| p.ttft_p95.is_some())))
+                        "; inter-token p95: " (met_words(m.itl_p95, m.itl_p95_windows, "running", c.points.iter().any(|p| p.itl_p95.is_some())))
+                        "; observed, not extrapolated"
+                    } }
+                    tr { th.text { "Decode floor" } td.text {
+                        @match &c.floor {
+                            Some(f) => {
+                                (num(f.ms)) " ms per step (measured mean inter-token latency " (opt_num(f.measured_ms, "ms")) ")"
+                                @if !f.infeasible.is_empty() { strong { "; the " (num(slo.itl_p95_ms)) " ms inter-token objective is out of reach with these weights on this hardware" } }
+                                span.m { " · " (source("itl_floor_ms")) }
+                            }
+                            None => "unknown (see the notes)",
+                        }
+                    } }
+                    tr { th.text { "Achieved" } td.text {
+                        @match (c.achieved_flops_per_s, c.achieved_bytes_per_s) {
+                            (None, None) => "FLOP/s and bytes/s missing (no vllm:estimated_* counters with --enable-mfu-metrics)",
+                            (f, b) => { (f.map_or("FLOP/s missing".into(), |v| format!("{}FLOP/s", si(v)))) ", " (b.map_or("bytes/s missing".into(), |v| format!("{}B/s", si(v)))) " per GPU (vLLM's estimates)" }
+                        }
+                        @if from_dcgm(c, "mfu_pct") { "; tensor pipes active " (opt_num(c.mfu_pct, "%")) " (an upper bound on MFU)" } @else { "; MFU " (opt_num(c.mfu_pct, "%")) }
+                        @if from_dcgm(c, "mbu_pct") { ", DRAM active " (opt_num(c.mbu_pct, "%")) " (≈ MBU)" } @else { ", MBU " (opt_num(c.mbu_pct, "%")) }
+                        @if let Some(s) = c.sources.get("mfu_pct") { span.m { " · MFU: " (s) } }
+                        @if let Some(s) = c.sources.get("mbu_pct") { span.m { " · MBU: " (s) } }
+                    } }
+                    tr { th.text { "Prefix cache" } td.text {
+                        (opt_num(c.prefix.cached_tokens_per_request.map(f64::round), "tokens")) " of " (opt_num(c.prefix.prompt_tokens.map(f64::round), "prompt tokens")) " per request served from cache"
+                        @if let Some(ceiling) = c.prefix.ceiling_pct { "; the " (opt_num(c.prefix.shared_prefix_tokens, "-token")) " shared prefix allows " (num(ceiling)) " % in whole blocks" }
+                        @if c.prefix.shorter_than_a_block { strong { "; the shared prefix is shorter than one block: never reused" } }
+                        @if c.prefix.shared_prefix_tokens.is_none() { " (give --shared-prefix-tokens to compare with what prompts share)" }
+                    } }
+                    @if let Some(p) = &c.preemption {
+                        tr { th.text { "Preemptions" } td.text {
+                            (opt_num(p.per_min, "per min"))
+                            @if let Some(x) = p.per_request { "; " (num(x)) " per request" }
+                            @if let Some(x) = p.recompute_ms_per_min { "; about " (num(x)) " ms of recomputation per minute (estimate)" }
+                        } }
+                    }
+                    tr { th.text { "Energy and cost" } td.text {
+                        (opt_num(c.economics.generated_tokens_per_joule, "generated tokens/J")) ", "
+                        (opt_num(c.economics.computed_tokens_per_joule, "computed tokens/J"))
+                        @if let Some(x) = c.economics.cost_per_million_generated { "; " (num(x)) " per million generated tokens, " (opt_num(c.economics.cost_per_million_computed, "per million computed")) " at the load seen" }
+                        @if r.settings.gpu_hour_cost.is_none() { " (give --gpu-hour-cost for cost per token)" }
+                    } }
+                }
+            }
+            div.charts {
+                @match itl_chart { Some(m) => (m), None => p.nodata { "Inter-token p95 against the batch: no data in this capture." } }
+                @match ttft_chart { Some(m) => (m), None => p.nodata { "TTFT p95 against requests in flight: no data in this capture." } }
+            }
+            @if !c.what_ifs.is_empty() {
+                h3 { "What if (estimates)" }
+                div.scroll {
+                    table {
+                        thead { tr { th.text { "change" } th { "KV requests at once" } th { "decode floor ms" } th.text { "assumes" } } }
+                        tbody {
+                            @for w in &c.what_ifs {
+                                tr { td.text { (w.title) } (cell(w.kv_requests)) (cell(w.itl_floor_ms)) td.text.wrap { (w.assumptions) } }
+                            }
+                        }
+                    }
+                }
+            }
+            @if !c.notes.is_empty() {
+                ul.notes { @for n in &c.notes { li { (n) } } }
+            }
+        }
+    }
+}
+
+/// A capacity figure that came from DCGM activity, not vLLM's estimates.
+fn from_dcgm(c: &vllm_lens_analysis::model::Capacity, field: &str) -> bool {
+    c.sources.get(field).is_some_and(|s| s.starts_with("DCGM"))
+}
+
+/// The largest concurrency that met an objective, or why there is none.
+fn met_words(at: Option<f64>, windows: usize, what: &str, any_points: bool) -> String {
+    match at {
+        Some(n) => format!("{} {what} ({windows} windows)", num(n)),
+        None if any_points => "no window proved it met".into(),
+        None => "missing (no window had both figures)".into(),
+    }
+}
+
 fn snippet(s: &Snippet) -> Markup {
     html! {
         h3 { (s.name) " (" (s.kind) ")" }
@@ -669,6 +862,7 @@ pub fn render(r: &Report) -> String {
                     nav.toc {
                         a href="#verdict" { "Verdict" }
                         @if r.phases.len() > 1 { a href="#phases" { "Phases" } }
+                        a href="#capacity" { "Capacity" }
                         a href="#scorecard" { "Scorecard" }
                         a href="#what-to-do" { "What to do" }
                         @if !r.alerts.is_empty() { a href="#what-to-watch" { "What to watch" } }
@@ -681,6 +875,7 @@ pub fn render(r: &Report) -> String {
                     (scorecard(r))
                     (recommendations(r))
                     (phases(r))
+                    (capacity(r))
                     (alerts(r))
                     @for a in &r.analyses { (step(&ctx, a)) }
                     (timeline(r))

@@ -41,7 +41,7 @@ fn val(v: Option<f64>, unit: &str) -> String {
 /// Most recommendations, narrative lines and timeline events shown.
 const MAX_RECS: usize = 4;
 const MAX_NARRATIVE: usize = 6;
-const MAX_EVENTS: usize = 6;
+const MAX_EVENTS: usize = 5;
 
 /// Key figures of one column (a phase or the whole capture).
 fn key_figures(s: &Summary, in_flight: Option<f64>) -> Vec<String> {
@@ -226,6 +226,46 @@ pub fn render(r: &Report) -> String {
                 .join(" | ")
         );
     }
+    // Capacity, in one line.
+    let c = &r.capacity;
+    let mut cap: Vec<String> = Vec::new();
+    if let Some(n) = c.kv_requests {
+        cap.push(format!(
+            "KV cache {}{} requests at once at their full observed length",
+            if c.kv_estimated { "≈ " } else { "" },
+            num(n)
+        ));
+    }
+    cap.push(format!(
+        "binds first: {}",
+        match c.binding_limit {
+            BindingLimit::KvCache => "the KV cache",
+            BindingLimit::MaxNumSeqs => "--max-num-seqs",
+            BindingLimit::TokenBudget => "the token budget per step",
+            BindingLimit::NoneSeen => "no limit reached",
+        }
+    ));
+    if let Some(f) = &c.floor {
+        cap.push(format!(
+            "decode floor {} ms per step{}",
+            num(f.ms),
+            if f.infeasible.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", above the {} ms inter-token objective: out of reach with these weights on this hardware",
+                    num(r.settings.slo.itl_p95_ms)
+                )
+            }
+        ));
+    }
+    if let Some(rj) = c.rejections.as_ref().filter(|r| r.total > 0.0) {
+        cap.push(format!(
+            "{} requests turned away by the queue limits (all replicas)",
+            num(rj.total)
+        ));
+    }
+    let _ = writeln!(o, "\nCapacity per replica: {}.", escape(&cap.join("; ")));
     // The timeline's key events.
     let key: Vec<&TimelineEvent> = r
         .timeline

@@ -368,6 +368,134 @@ pub fn render(chart: &Chart) -> Option<Markup> {
     })
 }
 
+/// One window on a latency-against-concurrency chart: the bucket its
+/// quantile lies in, drawn as a vertical bar at its concurrency.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RangePoint {
+    /// Concurrency.
+    pub x: f64,
+    /// The bucket's lower edge.
+    pub low: f64,
+    /// The bucket's upper edge (`None`: the `+Inf` bucket).
+    pub high: Option<f64>,
+}
+
+/// A chart of value ranges against a quantity (not time).
+#[derive(Clone, Debug)]
+pub struct RangeChart {
+    /// Heading.
+    pub title: String,
+    /// The x axis' label.
+    pub x_label: String,
+    /// The y axis' unit.
+    pub unit: String,
+    /// The points.
+    pub points: Vec<RangePoint>,
+    /// Horizontal lines (objectives, floors).
+    pub lines: Vec<Threshold>,
+}
+
+/// Most bars drawn; more are merged by concurrency (the widest range of
+/// each group), so a week stays small.
+const MAX_BARS: usize = 300;
+
+/// Renders a range chart; `None` without points.
+pub fn render_ranges(c: &RangeChart) -> Option<Markup> {
+    let pts: Vec<&RangePoint> = c
+        .points
+        .iter()
+        .filter(|p| p.x.is_finite() && p.low.is_finite())
+        .collect();
+    if pts.is_empty() {
+        return None;
+    }
+    let x_top = pts.iter().map(|p| p.x).fold(0.0, f64::max);
+    let x_step = nice_step(if x_top > 0.0 { x_top } else { 1.0 }, 5);
+    let x_max = ((x_top / x_step).ceil().max(1.0)) * x_step;
+    // Merge into at most MAX_BARS groups along x.
+    let mut bars: Vec<(f64, f64, Option<f64>)> = Vec::new();
+    if pts.len() > MAX_BARS {
+        let width = x_max / MAX_BARS as f64;
+        let mut groups: std::collections::BTreeMap<i64, (f64, f64, Option<f64>, bool)> =
+            std::collections::BTreeMap::new();
+        for p in &pts {
+            let k = (p.x / width).floor() as i64;
+            let slot = groups.entry(k).or_insert((p.x, p.low, p.high, false));
+            slot.1 = slot.1.min(p.low);
+            slot.2 = match (slot.2, p.high) {
+                (Some(a), Some(b)) if !slot.3 => Some(a.max(b)),
+                _ => {
+                    slot.3 = true;
+                    None
+                }
+            };
+        }
+        bars.extend(groups.into_values().map(|(x, lo, hi, _)| (x, lo, hi)));
+    } else {
+        bars.extend(pts.iter().map(|p| (p.x, p.low, p.high)));
+    }
+    let finite_top = bars
+        .iter()
+        .map(|b| b.2.unwrap_or(b.1))
+        .chain(c.lines.iter().map(|t| t.value * 1.1))
+        .fold(0.0, f64::max);
+    let y_step = nice_step(if finite_top > 0.0 { finite_top } else { 1.0 }, 4);
+    let y_max = ((finite_top / y_step).ceil().max(1.0)) * y_step;
+    let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
+    let x_of = |v: f64| LEFT + (v.clamp(0.0, x_max) / x_max) * pw;
+    let y_of = |v: f64| TOP + ph - (v.clamp(0.0, y_max) / y_max) * ph;
+    let y_ticks: Vec<f64> = (0..=16)
+        .map(|k| f64::from(k) * y_step)
+        .take_while(|v| *v <= y_max * 1.0001)
+        .collect();
+    let x_ticks: Vec<f64> = (0..=16)
+        .map(|k| f64::from(k) * x_step)
+        .take_while(|v| *v <= x_max * 1.0001)
+        .collect();
+    let svg_title = format!("{} ({})", c.title, c.unit);
+    Some(html! {
+        figure.chart {
+            figcaption { (c.title) span.unit { " · " (c.unit) } }
+            svg viewBox=(format!("0 0 {W} {H}")) role="img" aria-label=(svg_title) {
+                title { (svg_title) }
+                @for t in &y_ticks {
+                    line.grid x1=(f(LEFT)) x2=(f(W - RIGHT)) y1=(f(y_of(*t))) y2=(f(y_of(*t))) {}
+                    text.ylab x=(f(LEFT - 6.0)) y=(f(y_of(*t) + 4.0)) text-anchor="end" { (axis_number(*t)) }
+                }
+                line.axis x1=(f(LEFT)) x2=(f(LEFT)) y1=(f(TOP)) y2=(f(TOP + ph)) {}
+                line.axis x1=(f(LEFT)) x2=(f(W - RIGHT)) y1=(f(TOP + ph)) y2=(f(TOP + ph)) {}
+                @for t in &x_ticks {
+                    line.tick x1=(f(x_of(*t))) x2=(f(x_of(*t))) y1=(f(TOP + ph)) y2=(f(TOP + ph + 4.0)) {}
+                    text.xlab x=(f(x_of(*t))) y=(f(TOP + ph + 16.0)) text-anchor="middle" { (axis_number(*t)) }
+                }
+                text.xlab x=(f(W - RIGHT)) y=(f(TOP + ph + 30.0)) text-anchor="end" { (c.x_label) }
+                @for (x, lo, hi) in &bars {
+                    @let top = hi.map_or(TOP, y_of);
+                    line.range x1=(f(x_of(*x))) x2=(f(x_of(*x))) y1=(f(y_of(*lo))) y2=(f(top)) stroke=(PALETTE[0]) {}
+                    line.range x1=(f(x_of(*x) - 3.0)) x2=(f(x_of(*x) + 3.0)) y1=(f(y_of(*lo))) y2=(f(y_of(*lo))) stroke=(PALETTE[0]) {}
+                    @if hi.is_some() {
+                        line.range x1=(f(x_of(*x) - 3.0)) x2=(f(x_of(*x) + 3.0)) y1=(f(top)) y2=(f(top)) stroke=(PALETTE[0]) {}
+                    }
+                }
+                // Labels alternate right and left so close lines stay legible.
+                @for (k, t) in c.lines.iter().enumerate() {
+                    line.slo x1=(f(LEFT)) x2=(f(W - RIGHT)) y1=(f(y_of(t.value))) y2=(f(y_of(t.value))) {}
+                    @if k % 2 == 0 {
+                        text.slolab x=(f(W - RIGHT - 4.0)) y=(f(y_of(t.value) - 4.0)) text-anchor="end" { (t.label) }
+                    } @else {
+                        text.slolab x=(f(LEFT + 4.0)) y=(f(y_of(t.value) - 4.0)) text-anchor="start" { (t.label) }
+                    }
+                }
+                line.legend x1=(f(LEFT)) x2=(f(LEFT)) y1=(f(H - 16.0)) y2=(f(H - 6.0)) stroke=(PALETTE[0]) {}
+                text.legendlab x=(f(LEFT + 8.0)) y=(f(H - 8.0)) { "one window: the bucket its p95 lies in (an open bar: above the top edge)" }
+            }
+            @if pts.len() > MAX_BARS {
+                p.note { (pts.len()) " windows merged by concurrency into " (bars.len()) " bars (each the widest range of its group)." }
+            }
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -416,6 +544,53 @@ mod tests {
             .filter_map(|t| t.split('>').nth(1)?.split('<').next()?.parse::<f64>().ok())
             .fold(0.0, f64::max);
         assert!(top >= 500.0, "top label {top}");
+    }
+
+    #[test]
+    fn ranges_draw_buckets_and_merge_long_captures() {
+        let c = RangeChart {
+            title: "ITL <p95>".into(),
+            x_label: "running".into(),
+            unit: "ms".into(),
+            points: vec![
+                RangePoint {
+                    x: 8.0,
+                    low: 10.0,
+                    high: Some(25.0),
+                },
+                RangePoint {
+                    x: 32.0,
+                    low: 25.0,
+                    high: None,
+                },
+            ],
+            lines: vec![Threshold {
+                value: 50.0,
+                label: "SLO".into(),
+            }],
+        };
+        let svg = render_ranges(&c).expect("chart").into_string();
+        assert_eq!(svg.matches("class=\"range\"").count(), 5);
+        assert!(svg.contains("ITL &lt;p95&gt;"));
+        let many = RangeChart {
+            points: (0..5000)
+                .map(|i| RangePoint {
+                    x: f64::from(i % 40),
+                    low: 1.0,
+                    high: Some(2.0),
+                })
+                .collect(),
+            ..c
+        };
+        let svg = render_ranges(&many).expect("chart").into_string();
+        assert!(svg.matches("class=\"range\"").count() <= 3 * MAX_BARS);
+        assert!(
+            render_ranges(&RangeChart {
+                points: vec![],
+                ..many
+            })
+            .is_none()
+        );
     }
 
     #[test]

@@ -15,6 +15,7 @@ use crate::thresholds::{
 pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
     prefix(ctx, &mut out);
+    ceiling(ctx, &mut out);
     batching(ctx, &mut out);
     kv(ctx, &mut out);
     preemptions(ctx, &mut out);
@@ -94,6 +95,62 @@ fn prefix(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             }
         }
     }
+}
+
+/// The hit rate against what the stated shared prefix allows (whole
+/// blocks only).
+fn ceiling(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let p = &ctx.capacity.prefix;
+    let (Some(shared), Some(block), Some(prompt)) =
+        (p.shared_prefix_tokens, p.block_size, p.prompt_tokens)
+    else {
+        return;
+    };
+    let ceiling = p.ceiling_pct.unwrap_or(0.0);
+    let hit = p.hit_pct;
+    let below = hit.is_some_and(|h| h < 0.7 * ceiling);
+    let action = if p.shorter_than_a_block {
+        "Use a smaller --block-size, or lengthen the shared part to a multiple of the block size."
+    } else if below {
+        "Put the shared text first and keep it byte-identical across requests (timestamps, user names and retrieved text after it)."
+    } else {
+        ""
+    };
+    out.push(finding(
+        F::EfficiencyPrefixCeiling,
+        if p.shorter_than_a_block || below {
+            Severity::Warn
+        } else {
+            Severity::Pass
+        },
+        format!(
+            "Prefix cache: {} served against a ceiling of {ceiling:.0} % from the {shared:.0}-token shared prefix",
+            hit.map_or("missing".into(), |h| format!("{h:.0} %"))
+        ),
+        vec![
+            ctx.ev("hit rate", hit, "%", &[Signal::PrefixHits, Signal::PrefixQueries]),
+            ctx.ev("ceiling (whole blocks of the shared prefix)", Some(ceiling), "%", &[]),
+            ctx.ev("block size", Some(block), "tokens", &[]),
+        ],
+        &[
+            ("shared", format!("{shared:.0}")),
+            ("block", format!("{block:.0}")),
+            ("ceiling", format!("{ceiling:.0} %")),
+            ("prompt", format!("{prompt:.0}")),
+            ("hit", hit.map_or("missing".into(), |h| format!("{h:.0} %"))),
+            (
+                "below",
+                if p.shorter_than_a_block {
+                    " The shared prefix is shorter than one block, so it is never reused.".to_string()
+                } else if below {
+                    " Well below the ceiling: the shared text is not byte-identical, or not first.".to_string()
+                } else {
+                    String::new()
+                },
+            ),
+            ("action", action.to_string()),
+        ],
+    ));
 }
 
 fn batching(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {

@@ -22,7 +22,78 @@ pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
     queueing(ctx, &mut out);
     frontend(ctx, &mut out);
     stalls(ctx, &mut out);
+    floor(ctx, &mut out);
     out
+}
+
+/// The decode floor: the weights streamed once per step.
+fn floor(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(f) = &ctx.capacity.floor else {
+        return;
+    };
+    let vars = vec![
+        (
+            "weights",
+            format!(
+                "{} GB",
+                crate::text::num(f.weight_bytes / 1e9 / f.tensor_parallel)
+            ),
+        ),
+        (
+            "bandwidth",
+            format!("{} GB/s", crate::text::num(f.bandwidth / 1e9)),
+        ),
+        ("gpu", f.gpu.clone()),
+        ("floor", ms_text(f.ms)),
+        ("objective", ms_text(ctx.settings.slo.itl_p95_ms)),
+        ("measured", f.measured_ms.map_or("missing".into(), ms_text)),
+        (
+            "over",
+            f.measured_ms
+                .map_or("?".into(), |m| ms_text((m - f.ms).max(0.0))),
+        ),
+    ];
+    let evidence = vec![
+        ctx.ev("decode floor per step", Some(f.ms), "ms", &[]),
+        ctx.ev(
+            "inter-token latency (mean)",
+            f.measured_ms,
+            "ms",
+            &[Signal::InterTokenLatency],
+        ),
+        ctx.ev(
+            "weight bytes per GPU",
+            Some(f.weight_bytes / f.tensor_parallel),
+            "B",
+            &[],
+        ),
+    ];
+    if f.infeasible.contains(&crate::ids::SloId::ItlP95) {
+        out.push(finding(
+            F::LatencyBelowFloor,
+            Severity::Fail,
+            format!(
+                "The {} inter-token objective is out of reach with these weights on this hardware: the decode floor is {} per step",
+                ms_text(ctx.settings.slo.itl_p95_ms),
+                ms_text(f.ms)
+            ),
+            evidence,
+            &vars,
+        ));
+    } else {
+        out.push(finding(
+            F::LatencyFloor,
+            Severity::Info,
+            format!(
+                "Decode floor {} per step on {}; measured {} per token",
+                ms_text(f.ms),
+                f.gpu,
+                f.measured_ms.map_or("missing".into(), ms_text)
+            ),
+            evidence,
+            &vars,
+        ));
+    }
 }
 
 /// Queue, prefill and decode shares.

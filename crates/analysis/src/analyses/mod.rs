@@ -72,6 +72,7 @@ impl RestartInfo {
 /// What the analyses read.
 pub(crate) struct Ctx<'a> {
     pub settings: &'a Settings,
+    pub capacity: &'a crate::model::Capacity,
     pub catalogue: &'a Catalogue,
     pub summary: &'a Summary,
     pub windows: &'a [FleetWindow],

@@ -8,7 +8,7 @@ use vllm_lens_catalog::Signal;
 use super::{Ctx, finding, missing};
 use crate::ids::{FindingId as F, PhaseKind, SloId};
 use crate::model::{Finding, Severity, SloStatus};
-use crate::text::ms_text;
+use crate::text::{ms_text, num};
 use crate::thresholds::HTTP_ERROR_FAIL_PCT;
 use crate::time::format_rfc3339;
 
@@ -17,6 +17,7 @@ pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
     errors(ctx, &mut out);
     bursts(ctx, &mut out);
     restarts(ctx, &mut out);
+    rejections(ctx, &mut out);
     drift(ctx, &mut out);
     http(ctx, &mut out);
     disconnects(ctx, &mut out);
@@ -126,6 +127,51 @@ fn bursts(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     &[Signal::HttpRequests],
                     vec![p.start_ms],
                 ),
+            ],
+            &[],
+        ));
+    }
+}
+
+/// Requests the queue limits turned away (vLLM 0.32+).
+fn rejections(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    if let Some(rj) = ctx.capacity.rejections.as_ref().filter(|r| r.total > 0.0) {
+        let reasons: Vec<String> = rj
+            .by_reason
+            .iter()
+            .map(|(k, v)| format!("{} {k}", num(*v)))
+            .collect();
+        let finished: f64 = ctx.summary.outcomes.completions_per_min.values().sum();
+        let finished = (finished > 0.0).then_some(finished);
+        out.push(finding(
+            F::OutcomesAdmissionRejected,
+            Severity::Warn,
+            format!(
+                "{} requests turned away by the queue limits ({}){}",
+                num(rj.total),
+                reasons.join(", "),
+                rj.per_min
+                    .zip(finished)
+                    .map_or(String::new(), |(r, f)| format!(
+                        ": {} per minute against {} finished per minute",
+                        num(r),
+                        num(f)
+                    ))
+            ),
+            vec![
+                ctx.ev(
+                    "rejected",
+                    Some(rj.total),
+                    "requests",
+                    &[Signal::AdmissionRejections],
+                ),
+                ctx.ev(
+                    "rejected",
+                    rj.per_min,
+                    "per min",
+                    &[Signal::AdmissionRejections],
+                ),
+                ctx.ev("finished", finished, "per min", &[Signal::FinishedRequests]),
             ],
             &[],
         ));

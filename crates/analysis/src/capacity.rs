@@ -1,0 +1,768 @@
+//! How much more fits, and what would help, from the bundle's own data
+//! plus what the user states (`--model-bytes`, `--shared-prefix-tokens`,
+//! `--gpu-hour-cost`):
+//!
+//! - **KV capacity** from `vllm:cache_config_info` (`kv_cache_size_tokens`
+//!   where exported, else `num_gpu_blocks` × `block_size`; with data
+//!   parallelism `num_gpu_blocks` is the engines' sum repeated on every
+//!   `engine` series, so it is never added up), or an estimate of resident
+//!   tokens ÷ usage above a usage floor; in requests of the observed size
+//!   counted in whole blocks.
+//! - **What binds first**: the KV cache, `--max-num-seqs`, the token budget
+//!   per step, or nothing seen (the admission cap is [`crate::queue`]'s).
+//! - **Latency against concurrency**: each window of each replica, and the
+//!   largest concurrency that met each objective.
+//! - **The hardware floor**: weight bytes (model table or `--model-bytes`)
+//!   ÷ tensor parallel ÷ the GPU's bandwidth.
+//! - **Achieved utilisation** from `vllm:estimated_*` (only with
+//!   `--enable-mfu-metrics`; flat at 0 reads as missing) or DCGM activity.
+//! - **Prefix-cache ceiling**, **preemption cost**, **energy and cost**,
+//!   **what-ifs**, each labelled as what it is.
+
+use std::collections::BTreeMap;
+
+use vllm_lens_catalog::{Catalogue, Signal, Status};
+use vllm_lens_query::Query;
+use vllm_lens_store::{Store, TargetId};
+
+use crate::Settings;
+use crate::hw::{self, GpuSpec, ModelSpec};
+use crate::ids::SloId;
+use crate::inputs::Inputs;
+use crate::model::{
+    BindingLimit, Capacity, ConcurrencyMeeting, ConcurrencyPoint, Deployment, Economics,
+    Efficiency, Floor, Latency, PreemptionCost, PrefixCeiling, Rejections, Row, Summary, WhatIf,
+};
+use crate::queue::{QueueReport, QueuedBy};
+use crate::text::num;
+use crate::thresholds::{KV_ESTIMATE_FLOOR_PCT, KV_FULL_PCT};
+
+/// What the capacity model reads.
+pub(crate) struct CapacityInput<'a> {
+    pub store: &'a Store,
+    pub catalogue: &'a Catalogue,
+    pub query: &'a Query<'a>,
+    pub settings: &'a Settings,
+    pub replicas: &'a [(TargetId, String)],
+    pub summary: &'a Summary,
+    pub whole: &'a Inputs,
+    pub latency_rows: &'a [Row<Latency>],
+    pub efficiency_rows: &'a [Row<Efficiency>],
+    pub queue: &'a QueueReport,
+    pub deployment: &'a Deployment,
+}
+
+/// Blocks, block size and tokens as `vllm:cache_config_info` states them.
+type CacheConfig = (Option<f64>, Option<f64>, Option<f64>);
+
+/// `vllm:cache_config_info` of one replica: (blocks, block size, tokens).
+fn cache_config(store: &Store, target: TargetId) -> Option<CacheConfig> {
+    let mut best: Option<(i64, CacheConfig)> = None;
+    for (i, s) in store.all_series().iter().enumerate() {
+        let sid = vllm_lens_store::SeriesId(i as u32);
+        if s.target() != target || store.series_name(sid) != "vllm:cache_config_info" {
+            continue;
+        }
+        let Some(&last) = s.times().last() else {
+            continue;
+        };
+        let read = |k: &str| {
+            store
+                .label(sid, k)
+                .and_then(|v| v.parse::<f64>().ok())
+                .filter(|v| v.is_finite() && *v > 0.0)
+        };
+        let (blocks, size, tokens) = (
+            read("num_gpu_blocks"),
+            read("block_size"),
+            read("kv_cache_size_tokens"),
+        );
+        // The latest series (a restart can change the pool); with several
+        // engines the same sum repeats: take it once, the largest.
+        let newer = best.as_ref().is_none_or(|b| last > b.0);
+        let same = best.as_ref().is_some_and(|b| last == b.0);
+        if newer {
+            best = Some((last, (blocks, size, tokens)));
+        } else if same && let Some((_, c)) = &mut best {
+            c.0 = omax(c.0, blocks);
+            c.1 = c.1.or(size);
+            c.2 = omax(c.2, tokens);
+        }
+    }
+    best.map(|b| b.1)
+}
+
+/// The larger of two optional figures.
+fn omax(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.max(y)),
+        (x, y) => x.or(y),
+    }
+}
+
+fn engine_arg<'a>(d: &'a Deployment, names: &[&str]) -> Option<&'a str> {
+    names
+        .iter()
+        .find_map(|n| d.engine_args.get(*n).map(String::as_str))
+}
+
+fn engine_num(d: &Deployment, names: &[&str]) -> Option<f64> {
+    engine_arg(d, names).and_then(|v| v.trim_matches('"').parse().ok())
+}
+
+/// Increase and covered seconds of a counter signal, per series averaged
+/// (the `estimated_*_per_gpu` counters are per GPU already).
+fn per_gpu_rate(q: &Query<'_>, signal: Signal) -> Option<(f64, f64)> {
+    let c = q.counter(signal);
+    if c.series == 0 {
+        return None;
+    }
+    let (mut inc, mut secs) = (0.0, 0.0);
+    for w in c.windows.iter().flatten() {
+        inc += w.increase;
+        secs += w.covered_ms as f64 / 1000.0;
+    }
+    // Summed over series; covered time is summed too, so the ratio is the
+    // mean per-series rate.
+    Some((inc / c.series as f64, secs / c.series as f64))
+}
+
+pub(crate) fn capacity(i: &CapacityInput<'_>) -> Capacity {
+    let s = i.summary;
+    let d = i.deployment;
+    let mut sources: BTreeMap<String, String> = BTreeMap::new();
+    let mut notes: Vec<String> = Vec::new();
+    let replicas = i.replicas.len().max(1);
+
+    // KV capacity per replica: the smallest replica's.
+    let mut kv_tokens: Option<f64> = None;
+    let mut kv_blocks: Option<f64> = None;
+    let mut block_size: Option<f64> = None;
+    let mut kv_estimated = false;
+    for (id, _) in i.replicas {
+        if let Some((blocks, size, tokens)) = cache_config(i.store, *id) {
+            let t = tokens.or(blocks.zip(size).map(|(b, s)| b * s));
+            if let Some(t) = t
+                && kv_tokens.is_none_or(|k| t < k)
+            {
+                kv_tokens = Some(t);
+                kv_blocks = blocks.or(size.map(|s| t / s));
+                block_size = size;
+            }
+            block_size = block_size.or(size);
+        }
+    }
+    if kv_tokens.is_some() {
+        sources.insert(
+            "kv_tokens".into(),
+            if i.store.all_series().iter().enumerate().any(|(n, _)| {
+                i.store
+                    .label(vllm_lens_store::SeriesId(n as u32), "kv_cache_size_tokens")
+                    .is_some_and(|v| v.parse::<f64>().is_ok())
+            }) {
+                "vllm:cache_config_info{kv_cache_size_tokens}".into()
+            } else {
+                "vllm:cache_config_info{num_gpu_blocks} × {block_size}".into()
+            },
+        );
+    } else {
+        // Resident tokens ÷ usage, in the fullest window, above a floor.
+        let prompt = s.workload.avg_prompt_tokens;
+        let generated = s.workload.avg_generated_tokens;
+        let best = i
+            .efficiency_rows
+            .iter()
+            .filter(|r| r.key.replica.is_fleet())
+            .filter_map(|r| {
+                let e = &r.fields;
+                Some((e.kv_cache_pct_avg?, e.running_avg?))
+            })
+            .filter(|(kv, _)| *kv >= KV_ESTIMATE_FLOOR_PCT)
+            .max_by(|a, b| a.0.total_cmp(&b.0));
+        match (best, prompt, generated) {
+            (Some((kv, running)), Some(p), Some(g)) => {
+                let resident = running / replicas as f64 * (p + g / 2.0);
+                kv_tokens = Some(resident / (kv / 100.0));
+                kv_estimated = true;
+                sources.insert(
+                    "kv_tokens".into(),
+                    "estimate: running × (prompt + half the answer) ÷ KV usage, in the fullest window".into(),
+                );
+                notes.push(format!(
+                    "KV capacity is an estimate: vllm:cache_config_info carries no pool size here, so it is resident tokens ÷ KV usage at {kv:.1} % (only windows at {KV_ESTIMATE_FLOOR_PCT} % or more are used: below that, one block of rounding moves it a lot)."
+                ));
+            }
+            _ => notes.push(
+                "KV capacity unknown: no vllm:cache_config_info pool size, and the KV cache never reached the usage floor an estimate needs.".into(),
+            ),
+        }
+    }
+    if block_size.is_none() && kv_tokens.is_some() {
+        block_size = Some(16.0);
+        notes.push("Block size not exported: vLLM's GPU default (16 tokens) is assumed.".into());
+    }
+    let request_tokens = s
+        .workload
+        .avg_prompt_tokens
+        .zip(s.workload.avg_generated_tokens)
+        .map(|(p, g)| p + g);
+    let blocks_per_request = request_tokens
+        .zip(block_size)
+        .map(|(t, b)| (t / b).ceil().max(1.0));
+    let pool_blocks = kv_blocks.or(kv_tokens.zip(block_size).map(|(t, b)| (t / b).floor()));
+    let kv_requests = pool_blocks
+        .zip(blocks_per_request)
+        .map(|(blocks, per)| (blocks / per).floor());
+    if kv_requests.is_some() {
+        sources.insert(
+            "kv_requests".into(),
+            "KV blocks ÷ ⌈(prompt + generated tokens) ÷ block size⌉ (request sizes from vllm:request_prompt_tokens and vllm:request_generation_tokens; shared prefix blocks counted once per request, so this is the conservative figure)".into(),
+        );
+    }
+
+    // What binds first.
+    let q = i.queue;
+    let admission_cap = q.admission_cap();
+    let queueing_starts_at = q.queueing_starts_at();
+    let kv_max = s.efficiency.kv_cache_pct;
+    let preempting = s.efficiency.preemptions_per_min.is_some_and(|p| p > 0.0);
+    let gauge_queued = q
+        .replicas
+        .iter()
+        .any(|r| r.queued.iter().any(|x| x.by == QueuedBy::Waiting));
+    let most_running = i
+        .efficiency_rows
+        .iter()
+        .filter(|r| !r.key.replica.is_fleet() || replicas == 1)
+        .filter_map(|r| r.fields.running)
+        .fold(None::<f64>, |a, x| Some(a.map_or(x, |a| a.max(x))));
+    let max_num_seqs = engine_num(d, &["max-num-seqs", "max_num_seqs"]);
+    let binding_limit = if kv_max.is_some_and(|k| k >= KV_FULL_PCT)
+        || (preempting && queueing_starts_at.is_some())
+    {
+        BindingLimit::KvCache
+    } else if gauge_queued
+        && let Some(cap) = admission_cap
+        && (max_num_seqs.is_some_and(|m| (m - cap).abs() < 0.5)
+            || most_running.is_some_and(|m| m <= cap + 0.5))
+    {
+        BindingLimit::MaxNumSeqs
+    } else if queueing_starts_at.is_some() {
+        BindingLimit::TokenBudget
+    } else {
+        BindingLimit::NoneSeen
+    };
+    sources.insert(
+        "binding_limit".into(),
+        match binding_limit {
+            BindingLimit::KvCache => {
+                "vllm:kv_cache_usage_perc at 90 % or more, or preemptions while requests waited"
+                    .into()
+            }
+            BindingLimit::MaxNumSeqs => format!(
+                "requests waited while running stayed at its peak ({}){}",
+                admission_cap.map_or("?".into(), num),
+                max_num_seqs.map_or(String::new(), |m| format!(
+                    ", the manifest's --max-num-seqs {}",
+                    num(m)
+                ))
+            ),
+            BindingLimit::TokenBudget => {
+                "requests queued below the sequence cap with the KV cache far from full".into()
+            }
+            BindingLimit::NoneSeen => "nothing queued".into(),
+        },
+    );
+    if admission_cap.is_some() {
+        sources.insert(
+            "admission_cap".into(),
+            "the queue objective's admission cap".into(),
+        );
+    }
+
+    // Latency against concurrency, per replica (the fleet when one).
+    let objective = &i.settings.slo;
+    let mut points = Vec::new();
+    let mut ttft_ok: Vec<f64> = Vec::new();
+    let mut itl_ok: Vec<f64> = Vec::new();
+    let by_replica = replicas > 1;
+    for (l, e) in i.latency_rows.iter().zip(i.efficiency_rows) {
+        if l.key.replica.is_fleet() == by_replica {
+            continue;
+        }
+        let running = e.fields.running_avg;
+        let in_flight = running.map(|r| r + e.fields.waiting_avg.unwrap_or(0.0));
+        points.push(ConcurrencyPoint {
+            window_start_ms: l.key.window_start_ms,
+            replica: l.key.replica.clone(),
+            running,
+            in_flight,
+            ttft_p95: l.fields.bounds.ttft_p95_ms,
+            itl_p95: l.fields.bounds.itl_p95_ms,
+        });
+        let proven = |b: Option<crate::model::Bounds>, objective: f64| {
+            b.and_then(|b| b.high)
+                .is_some_and(|h| h <= objective + 1e-9)
+        };
+        if let Some(x) = in_flight
+            && proven(l.fields.bounds.ttft_p95_ms, objective.ttft_p95_ms)
+        {
+            ttft_ok.push(x);
+        }
+        if let Some(x) = running
+            && proven(l.fields.bounds.itl_p95_ms, objective.itl_p95_ms)
+        {
+            itl_ok.push(x);
+        }
+    }
+    let best = |v: &[f64]| -> (Option<f64>, usize) {
+        let top = v
+            .iter()
+            .copied()
+            .fold(None::<f64>, |a, x| Some(a.map_or(x, |a| a.max(x))));
+        let near = top.map_or(0, |t| v.iter().filter(|x| **x >= 0.9 * t).count());
+        (top.map(|t| (t * 10.0).round() / 10.0), near)
+    };
+    let (ttft_best, ttft_n) = best(&ttft_ok);
+    let (itl_best, itl_n) = best(&itl_ok);
+    let max_concurrency_meeting = ConcurrencyMeeting {
+        ttft_p95: ttft_best,
+        itl_p95: itl_best,
+        ttft_p95_windows: ttft_n,
+        itl_p95_windows: itl_n,
+    };
+    sources.insert(
+        "max_concurrency_meeting".into(),
+        "windows whose p95 bucket lies wholly within the objective, by mean requests in flight (TTFT) or running (inter-token); observed only, never extrapolated".into(),
+    );
+
+    // The hardware floor.
+    let served = d.model.clone().unwrap_or_default();
+    let model: Option<&ModelSpec> = hw::find_model(&served);
+    let gpu: Option<&GpuSpec> = d.gpu_model.as_deref().and_then(hw::find_gpu);
+    let quant = engine_arg(d, &["quantization", "dtype"]);
+    let (bytes_per_param, dtype_source) = hw::bytes_per_param(&served, quant);
+    let weights: Option<(f64, String)> = match (i.settings.model_bytes, model) {
+        (Some(b), _) => Some((b, "--model-bytes".to_string())),
+        (None, Some(m)) => Some((
+            m.active_params * bytes_per_param,
+            format!(
+                "model table: {} ({} parameters{}), {dtype_source}",
+                m.name,
+                crate::text::num(m.params / 1e9) + " B",
+                if m.active_params < m.params {
+                    format!(", {} B active per token", num(m.active_params / 1e9))
+                } else {
+                    String::new()
+                }
+            ),
+        )),
+        (None, None) => None,
+    };
+    let gpus_per_replica = if d.gpus > 0 {
+        Some((d.gpus as f64 / replicas as f64).max(1.0))
+    } else {
+        None
+    };
+    let tensor_parallel = engine_num(d, &["tensor-parallel-size", "tensor_parallel_size", "tp"])
+        .or(gpus_per_replica)
+        .unwrap_or(1.0)
+        .max(1.0);
+    let speculative = i.catalogue.get(Signal::SpecDecodeDraftTokens).status != Status::Missing;
+    let floor = match (&weights, gpu) {
+        (Some((bytes, source)), Some(g)) => {
+            let ms = bytes / tensor_parallel / g.bandwidth * 1000.0;
+            let infeasible = if ms > objective.itl_p95_ms && !speculative {
+                vec![SloId::ItlP95]
+            } else {
+                Vec::new()
+            };
+            sources.insert(
+                "itl_floor_ms".into(),
+                format!(
+                    "{source}; ÷ tensor parallel {}; ÷ {} GB/s ({} datasheet)",
+                    num(tensor_parallel),
+                    num(g.bandwidth / 1e9),
+                    g.name
+                ),
+            );
+            Some(Floor {
+                weight_bytes: *bytes,
+                weight_source: source.clone(),
+                tensor_parallel,
+                bandwidth: g.bandwidth,
+                gpu: g.name.to_string(),
+                ms,
+                measured_ms: s.latency.inter_token_ms,
+                infeasible,
+                speculative,
+            })
+        }
+        _ => {
+            notes.push(match (&weights, gpu) {
+                (None, _) => format!(
+                    "No decode floor: the model ({}) is not in the table; give its weight size with --model-bytes.",
+                    if served.is_empty() { "unnamed" } else { &served }
+                ),
+                _ => format!(
+                    "No decode floor: the GPU ({}) has no datasheet bandwidth in the table.",
+                    d.gpu_model.as_deref().unwrap_or("none seen")
+                ),
+            });
+            None
+        }
+    };
+    if let (Some(f), true) = (&floor, speculative) {
+        notes.push(format!(
+            "Speculative decoding is on: one step can emit several tokens, so the inter-token latency can beat the {:.1} ms per-step floor.",
+            f.ms
+        ));
+    }
+
+    // Achieved utilisation.
+    let flops = per_gpu_rate(i.query, Signal::EstimatedFlops);
+    let reads = per_gpu_rate(i.query, Signal::EstimatedReadBytes);
+    let writes = per_gpu_rate(i.query, Signal::EstimatedWriteBytes);
+    let rate = |x: Option<(f64, f64)>| {
+        x.filter(|(inc, secs)| *inc > 0.0 && *secs > 0.0)
+            .map(|(inc, secs)| inc / secs)
+    };
+    let achieved_flops_per_s = rate(flops);
+    let achieved_bytes_per_s = match (rate(reads), rate(writes)) {
+        (Some(r), Some(w)) => Some(r + w),
+        (Some(r), None) => Some(r),
+        _ => None,
+    };
+    let counters_present = flops.is_some() || reads.is_some();
+    let (mut mfu_pct, mut mbu_pct) = (None, None);
+    if achieved_flops_per_s.is_some() || achieved_bytes_per_s.is_some() {
+        sources.insert(
+            "achieved_flops_per_s".into(),
+            "vllm:estimated_flops_per_gpu_total (vLLM's estimate from the model's shape)".into(),
+        );
+        sources.insert("achieved_bytes_per_s".into(), "vllm:estimated_read_bytes_per_gpu_total + vllm:estimated_write_bytes_per_gpu_total (estimates)".into());
+        match gpu {
+            Some(g) => {
+                mfu_pct = achieved_flops_per_s
+                    .zip(g.peak_flops)
+                    .map(|(a, p)| 100.0 * a / p);
+                mbu_pct = achieved_bytes_per_s.map(|a| 100.0 * a / g.bandwidth);
+                if mfu_pct.is_some() {
+                    sources.insert("mfu_pct".into(), format!("achieved FLOP/s ÷ {} dense peak", g.name));
+                } else {
+                    notes.push(format!("MFU null: no datasheet FLOP/s for the {}.", g.name));
+                }
+                sources.insert("mbu_pct".into(), format!("achieved bytes/s ÷ {} bandwidth", g.name));
+            }
+            None => notes.push(format!(
+                "MFU and MBU null: {} has no GPU peak to divide by (a CPU server, or a GPU not in the table).",
+                d.gpu_model.as_deref().unwrap_or("this server")
+            )),
+        }
+    } else {
+        if counters_present {
+            notes.push("vllm:estimated_* counters are flat at 0: the server ran without --enable-mfu-metrics, so achieved FLOP/s and bytes/s are missing, not zero.".into());
+        }
+        // DCGM activity instead: shares of cycles, upper bounds on MFU/MBU.
+        if let Some(t) = s.gpu.tensor_active_pct_avg {
+            mfu_pct = Some(t);
+            sources.insert("mfu_pct".into(), "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE (a share of cycles with the tensor pipes busy: an upper bound on MFU, not MFU)".into());
+        }
+        if let Some(dr) = s.gpu.dram_active_pct_avg {
+            mbu_pct = Some(dr);
+            sources.insert("mbu_pct".into(), "DCGM_FI_PROF_DRAM_ACTIVE (a share of cycles the memory interface is busy; roughly achieved bandwidth ÷ peak)".into());
+        }
+        if mfu_pct.is_none() && mbu_pct.is_none() && gpu.is_none() {
+            notes.push(format!(
+                "MFU and MBU null: no estimated_* counters with --enable-mfu-metrics, no DCGM profiling fields, and no GPU peak for {}.",
+                d.gpu_model.as_deref().unwrap_or("this server")
+            ));
+        }
+    }
+
+    // The prefix cache's ceiling.
+    let hit = s.efficiency.prefix_cache_hit_pct;
+    let prompt = s.workload.avg_prompt_tokens;
+    let shared = i.settings.shared_prefix_tokens;
+    let ceiling_pct = match (shared, block_size, prompt) {
+        (Some(sh), Some(b), Some(p)) if p > 0.0 => Some(100.0 * ((sh / b).floor() * b).min(p) / p),
+        _ => None,
+    };
+    let prefix = PrefixCeiling {
+        block_size,
+        cached_tokens_per_request: hit.zip(prompt).map(|(h, p)| h / 100.0 * p),
+        prompt_tokens: prompt,
+        shared_prefix_tokens: shared,
+        ceiling_pct,
+        hit_pct: hit,
+        shorter_than_a_block: shared.zip(block_size).is_some_and(|(sh, b)| sh < b),
+    };
+
+    // Preemption cost.
+    let preemption = s
+        .efficiency
+        .preemptions_per_min
+        .filter(|p| *p > 0.0)
+        .map(|per_min| {
+            let per_request = i
+                .whole
+                .hists
+                .get(&Signal::RequestPreemptions)
+                .and_then(|h| h.avg());
+            let minutes = (s.window_end_ms - s.window_start_ms) as f64 / 60_000.0;
+            let recomputed = i
+                .whole
+                .counters
+                .get(&Signal::RecomputedPromptTokens)
+                .map(|c| c.increase / minutes.max(1e-9));
+            // Without the recompute counter: each preemption recomputes about a
+            // request's prompt plus half its answer.
+            let tokens_per_min = recomputed.or_else(|| {
+                prompt
+                    .zip(s.workload.avg_generated_tokens)
+                    .map(|(p, g)| per_min * (p + g / 2.0))
+            });
+            let per_token_ms = s
+                .latency
+                .prefill_ms
+                .zip(prompt)
+                .filter(|(_, p)| *p > 0.0)
+                .map(|(ms, p)| ms / p);
+            PreemptionCost {
+                per_min: Some(per_min),
+                per_request,
+                recomputed_tokens_per_min: recomputed,
+                recompute_ms_per_min: tokens_per_min.zip(per_token_ms).map(|(t, ms)| t * ms),
+            }
+        });
+    if preemption.is_some() {
+        sources.insert(
+            "preemption".into(),
+            "vllm:num_preemptions_total; vllm:request_num_preemptions and vllm:prompt_tokens_recomputed_total where exported; recompute time = tokens × mean prefill ms per prompt token (an estimate; without the recompute counter, a request's prompt plus half its answer per preemption)".into(),
+        );
+    }
+
+    // Energy and money.
+    let energy_j = s.gpu.energy_j;
+    let minutes = (s.window_end_ms - s.window_start_ms) as f64 / 60_000.0;
+    let generated = s.efficiency.gen_tokens_per_sec.map(|r| r * minutes * 60.0);
+    let cached_share = s.efficiency.cached_prompt_share_pct.or(hit).unwrap_or(0.0) / 100.0;
+    let computed = s
+        .efficiency
+        .prompt_tokens_per_sec
+        .map(|r| r * minutes * 60.0 * (1.0 - cached_share))
+        .zip(generated)
+        .map(|(p, g)| p + g);
+    let per_joule = |tokens: Option<f64>| {
+        tokens
+            .zip(energy_j)
+            .filter(|(_, j)| *j > 0.0)
+            .map(|(t, j)| t / j)
+    };
+    let gpu_hours = d.gpus as f64 * minutes / 60.0;
+    let cost = |tokens: Option<f64>| {
+        i.settings
+            .gpu_hour_cost
+            .zip(tokens)
+            .filter(|(_, t)| *t > 0.0 && gpu_hours > 0.0)
+            .map(|(c, t)| c * gpu_hours / (t / 1e6))
+    };
+    let economics = Economics {
+        generated_tokens_per_joule: per_joule(generated),
+        computed_tokens_per_joule: per_joule(computed),
+        cost_per_million_generated: cost(generated),
+        cost_per_million_computed: cost(computed),
+    };
+    if economics.computed_tokens_per_joule.is_some() {
+        sources.insert("economics".into(), "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION over the capture; computed tokens = prompt tokens not served from cache + generated tokens".into());
+    }
+    if i.settings.gpu_hour_cost.is_some() && d.gpus == 0 {
+        notes.push("Cost per token needs the GPUs' count: no GPU was seen in this capture.".into());
+    }
+
+    // Requests turned away by the queue limits (0.32+): they never reach
+    // the engine, so no finished_reason counts them.
+    let rejections = {
+        let by = i.query.counter_by(Signal::AdmissionRejections, &["reason"]);
+        let total: f64 = by.values().map(|c| c.total).sum();
+        (!by.is_empty()).then(|| Rejections {
+            total: crate::analyses::round(total),
+            per_min: (minutes > 0.0).then(|| crate::analyses::round(total / minutes)),
+            by_reason: by
+                .iter()
+                .filter(|(_, c)| c.total > 0.0)
+                .map(|(k, c)| {
+                    let k = if k.is_empty() { "unknown" } else { k.as_str() };
+                    (k.to_string(), crate::analyses::round(c.total))
+                })
+                .collect(),
+        })
+    };
+    if rejections.is_some() {
+        sources.insert(
+            "rejections".into(),
+            "vllm:admission_rejections_total by reason (increase over the capture)".into(),
+        );
+    }
+
+    // What-ifs.
+    let kv_per_token = model.and_then(|m| m.kv_bytes_per_token(2.0));
+    let what_ifs = what_ifs(
+        kv_requests,
+        kv_tokens,
+        blocks_per_request,
+        block_size,
+        floor.as_ref(),
+        kv_per_token,
+        replicas,
+        binding_limit,
+        admission_cap,
+        max_num_seqs,
+        gpu,
+    );
+
+    Capacity {
+        kv_tokens: kv_tokens.map(f64::round),
+        kv_requests,
+        admission_cap,
+        binding_limit,
+        queueing_starts_at,
+        max_concurrency_meeting,
+        itl_floor_ms: floor.as_ref().map(|f| crate::analyses::round(f.ms)),
+        achieved_flops_per_s,
+        achieved_bytes_per_s,
+        mfu_pct,
+        mbu_pct,
+        sources,
+        kv_estimated,
+        block_size,
+        request_tokens,
+        peak_in_flight: q.peak_in_flight(),
+        replicas,
+        points,
+        floor,
+        prefix,
+        preemption,
+        economics,
+        what_ifs,
+        rejections,
+        notes,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn what_ifs(
+    kv_requests: Option<f64>,
+    kv_tokens: Option<f64>,
+    blocks_per_request: Option<f64>,
+    block_size: Option<f64>,
+    floor: Option<&Floor>,
+    kv_bytes_per_token: Option<f64>,
+    replicas: usize,
+    binding: BindingLimit,
+    cap: Option<f64>,
+    max_num_seqs: Option<f64>,
+    gpu: Option<&GpuSpec>,
+) -> Vec<WhatIf> {
+    let requests_for = |tokens: f64| {
+        block_size
+            .zip(blocks_per_request)
+            .map(|(b, per)| ((tokens / b).floor() / per).floor())
+    };
+    let floor_ms = floor.map(|f| f.ms);
+    let mut out = vec![WhatIf {
+        id: "add_replica".into(),
+        title: format!("{} → {} replicas", replicas, replicas + 1),
+        kv_requests: kv_requests.map(|r| r * (replicas + 1) as f64),
+        itl_floor_ms: floor_ms,
+        assumptions: "A replica of the same shape behind the same load balancer: the fleet's KV capacity and admission grow by one replica's; the per-step floor does not move.".into(),
+    }];
+    // FP8 weights: half the bytes to stream; the freed memory joins the
+    // KV pool.
+    let fp8_weights = floor.filter(|f| f.weight_bytes > 0.0).map(|f| {
+        let freed_per_replica = f.weight_bytes / 2.0;
+        let extra_tokens = kv_bytes_per_token.map(|b| freed_per_replica / b);
+        WhatIf {
+            id: "fp8_weights".into(),
+            title: "FP8 weights".into(),
+            kv_requests: kv_tokens
+                .zip(extra_tokens)
+                .and_then(|(t, x)| requests_for(t + x)),
+            itl_floor_ms: Some(f.ms / 2.0),
+            assumptions: format!(
+                "Half the weight bytes (1 per parameter): the floor halves and ~{} GB per replica joins the KV pool{}. {} Check accuracy on your own evaluation set.",
+                num(freed_per_replica / 1e9),
+                if kv_bytes_per_token.is_none() { " (its size in requests needs the model's KV shape, not in the table)" } else { "" },
+                if gpu.is_some_and(|g| g.fp8) { "This GPU has native FP8." } else { "Without native FP8 this GPU runs 8-bit weight-only kernels: the bandwidth saving holds, the compute does not speed up." }
+            ),
+        }
+    });
+    out.extend(fp8_weights);
+    if let Some(t) = kv_tokens {
+        out.push(WhatIf {
+            id: "fp8_kv_cache".into(),
+            title: "FP8 KV cache (--kv-cache-dtype fp8)".into(),
+            kv_requests: requests_for(2.0 * t),
+            itl_floor_ms: floor_ms,
+            assumptions: "One byte per KV element instead of two: the same memory holds twice the tokens; long contexts read half the KV bytes per step. Accuracy usually holds; check on your own evaluation set.".into(),
+        });
+    }
+    // A larger sequence cap: it helps only where the cap binds first.
+    let now = max_num_seqs.or(cap);
+    if now.is_some() || binding == BindingLimit::MaxNumSeqs {
+        let (gain, assumptions) = match binding {
+            BindingLimit::MaxNumSeqs => (
+                kv_requests,
+                "Admission then stops at the KV cache's capacity in requests instead of the sequence cap; each step serves a bigger batch, so inter-token latency rises above the floor with the batch.",
+            ),
+            BindingLimit::KvCache => (
+                now.zip(kv_requests).map(|(n, k)| n.min(k)),
+                "No gain here: the KV cache binds first, so a higher cap only adds preemptions.",
+            ),
+            BindingLimit::TokenBudget => (
+                now.zip(kv_requests).map(|(n, k)| n.min(k)),
+                "No gain here: the token budget per step binds first; a higher cap lengthens each step.",
+            ),
+            BindingLimit::NoneSeen => (
+                now.zip(kv_requests).map(|(n, k)| n.min(k)),
+                "No gain at this load: the cap was never reached.",
+            ),
+        };
+        out.push(WhatIf {
+            id: "more_seqs".into(),
+            title: format!(
+                "A larger --max-num-seqs{}",
+                now.map_or(String::new(), |n| format!(" (now {})", num(n)))
+            ),
+            kv_requests: gain,
+            itl_floor_ms: floor_ms,
+            assumptions: assumptions.into(),
+        });
+    }
+    if let Some(f) = floor {
+        // Per GPU the weights halve; the memory they free joins the pool,
+        // and the second GPU brings its own memory.
+        let tp = f.tensor_parallel;
+        let pool_bytes = kv_tokens.zip(kv_bytes_per_token).map(|(t, b)| t * b);
+        let new_tokens = pool_bytes
+            .zip(kv_bytes_per_token)
+            .map(|(pool, b)| (2.0 * pool + f.weight_bytes) / b);
+        out.push(WhatIf {
+            id: "tensor_parallel_2".into(),
+            title: format!("Tensor parallelism ×2 ({} → {} GPUs per replica)", num(tp), num(2.0 * tp)),
+            kv_requests: new_tokens.and_then(requests_for),
+            itl_floor_ms: Some(f.ms / 2.0),
+            assumptions: "Twice the GPUs per replica: each streams half the weights, so the floor halves (communication costs some of it back); the second GPU's memory and the weights' freed half join the KV pool (the activation reserve per GPU is ignored).".into(),
+        });
+    }
+    out
+}
+
+/// The objectives the floor puts out of reach, for the verdict and the
+/// scorecard: `(objective, floor)`.
+pub(crate) fn infeasible(c: &Capacity) -> Vec<(SloId, f64)> {
+    c.floor
+        .iter()
+        .flat_map(|f| f.infeasible.iter().map(move |s| (*s, f.ms)))
+        .collect()
+}

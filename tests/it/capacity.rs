@@ -1,0 +1,356 @@
+//! The capacity model against ground truth: the samples' simulated pools
+//! and hardware, and hand-computed fixtures for what the samples lack
+//! (vLLM's `estimated_*` counters, `kv_cache_size_tokens`, a CPU server, a
+//! stated shared prefix and GPU cost).
+
+use serde_json::Value;
+use vllm_lens_core::analysis::model::{BindingLimit, Report};
+use vllm_lens_core::analysis::{BundleMeta, FindingId, Settings, SloId, analyse};
+use vllm_lens_core::{Input, MemoryFiles, Options, load};
+
+use crate::engine::load_sample;
+use crate::support::{T0, root};
+
+fn report_with(name: &str, settings: &Settings) -> Report {
+    analyse(&load_sample(name), &BundleMeta::default(), settings).expect("report")
+}
+
+fn report(name: &str) -> Report {
+    report_with(name, &Settings::default())
+}
+
+fn truth(name: &str) -> Value {
+    serde_json::from_slice(
+        &std::fs::read(root().join(format!("samples/{name}.truth.json"))).expect("truth"),
+    )
+    .expect("json")
+}
+
+/// The reference deployment's pool is the simulator's: 19,255 blocks of 16
+/// tokens; in requests of its observed size (≈ 50 prompt + 104 generated
+/// tokens, 10 blocks each) 1,925 at once, which the truth supports: 32
+/// requests in flight filled at most ~1.1 % of the pool, so the full pool
+/// holds at least that many requests of that size.
+#[test]
+fn reference_kv_capacity_is_the_simulated_pool() {
+    let r = report("a10g-qwen3b-ramp");
+    let t = truth("a10g-qwen3b-ramp");
+    let blocks = t["deployment"]["num_gpu_blocks"].as_f64().expect("blocks");
+    let c = &r.capacity;
+    assert_eq!(c.kv_tokens, Some(blocks * 16.0));
+    assert!(!c.kv_estimated);
+    assert_eq!(c.block_size, Some(16.0));
+    let per = (c.request_tokens.expect("request size") / 16.0).ceil();
+    assert_eq!(per, 10.0);
+    assert_eq!(c.kv_requests, Some((blocks / per).floor()));
+    // The truth: at 32 users the pool was at most this full.
+    let fullest = t["windows"]
+        .as_array()
+        .expect("windows")
+        .iter()
+        .map(|w| w["kv_cache_pct"].as_f64().expect("kv"))
+        .fold(0.0, f64::max);
+    let supported = 32.0 / (fullest / 100.0);
+    assert!(
+        c.kv_requests.expect("requests") <= supported,
+        "{:?} requests at once, but the truth's 32 in flight filled {fullest} %",
+        c.kv_requests
+    );
+    assert_eq!(c.binding_limit, BindingLimit::NoneSeen);
+    // The A10G streams Qwen2.5-3B's 6.18 GB of bf16 weights in 10.3 ms.
+    let floor = c.itl_floor_ms.expect("floor");
+    let weights = t["deployment"]["weight_bytes"].as_f64().expect("weights");
+    assert!((floor - weights / 600e9 * 1000.0).abs() < 0.05, "{floor}");
+    assert!(c.floor.as_ref().expect("floor").infeasible.is_empty());
+    // Points behind the chart, and the concurrency that met the objectives.
+    assert_eq!(c.points.len(), 10);
+    let m = &c.max_concurrency_meeting;
+    assert!(m.itl_p95.is_some_and(|x| x > 28.0), "{m:?}");
+    assert!(m.ttft_p95.is_some_and(|x| x > 28.0), "{m:?}");
+    assert!(m.itl_p95_windows >= 1 && m.ttft_p95_windows >= 1);
+}
+
+/// `saturated`: the KV cache binds (99 % full, preempting while requests
+/// wait), and Llama-3.1-8B in bf16 on an L4 (300 GB/s) cannot decode a
+/// step faster than ≈ 53.5 ms: the 50 ms inter-token objective is out of
+/// reach there, and the report says so.
+#[test]
+fn saturated_is_kv_bound_below_its_floor() {
+    let r = report("saturated");
+    let t = truth("saturated");
+    let c = &r.capacity;
+    assert_eq!(c.binding_limit, BindingLimit::KvCache);
+    let blocks = t["deployment"]["num_gpu_blocks"].as_f64().expect("blocks");
+    assert_eq!(c.kv_tokens, Some(blocks * 16.0));
+    let weights = t["deployment"]["weight_bytes"].as_f64().expect("weights");
+    let floor = c.itl_floor_ms.expect("floor");
+    assert!((floor - weights / 300e9 * 1000.0).abs() < 0.1, "{floor}");
+    assert!((53.0..54.0).contains(&floor), "{floor}");
+    let f = c.floor.as_ref().expect("floor");
+    assert_eq!(f.infeasible, [SloId::ItlP95]);
+    assert!(
+        r.analyses
+            .iter()
+            .flat_map(|a| &a.findings)
+            .any(|x| x.id.as_str() == "latency.objective_below_floor")
+    );
+    assert!(
+        r.verdict
+            .headline
+            .contains("out of reach with these weights on this hardware"),
+        "{}",
+        r.verdict.headline
+    );
+    // The admission cap is the queue objective's, the same function.
+    let queue = r
+        .slo
+        .iter()
+        .find(|s| s.id == SloId::QueueAtConcurrency)
+        .expect("queue");
+    assert_eq!(c.admission_cap, queue.admission_cap);
+    assert_eq!(c.queueing_starts_at, queue.queueing_starts_at);
+    // Preemptions cost recomputation, as an estimate.
+    let p = c.preemption.as_ref().expect("preemptions");
+    assert!(p.recompute_ms_per_min.is_some_and(|x| x > 0.0));
+    // What-ifs: FP8 weights halve the floor and enlarge the pool.
+    let fp8 = c
+        .what_ifs
+        .iter()
+        .find(|w| w.id == "fp8_weights")
+        .expect("fp8");
+    assert!((fp8.itl_floor_ms.expect("floor") - floor / 2.0).abs() < 0.01);
+    assert!(fp8.kv_requests > c.kv_requests);
+    let kv8 = c
+        .what_ifs
+        .iter()
+        .find(|w| w.id == "fp8_kv_cache")
+        .expect("fp8 kv");
+    assert!(kv8.kv_requests > c.kv_requests);
+}
+
+/// `rag-prefill-bound`: requests queue at four in flight with the KV cache
+/// at 16 %: not the sequence cap, not memory: the token budget.
+#[test]
+fn rag_is_bound_by_the_token_budget() {
+    let c = report("rag-prefill-bound").capacity;
+    assert_eq!(c.binding_limit, BindingLimit::TokenBudget);
+}
+
+/// The prefix cache's ceiling from a stated shared prefix: truncation's
+/// prompts share 40 tokens, 2 whole blocks of 16 (32 tokens): the hit rate
+/// already sits at that ceiling, so nothing is advised. A prefix shorter
+/// than a block is never reused, and that is advised.
+#[test]
+fn prefix_ceiling_from_the_stated_shared_prefix() {
+    let settings = Settings {
+        shared_prefix_tokens: Some(40.0),
+        ..Settings::default()
+    };
+    let r = report_with("truncation", &settings);
+    let p = &r.capacity.prefix;
+    let prompt = p.prompt_tokens.expect("prompt");
+    let want = 100.0 * 32.0 / prompt;
+    assert!((p.ceiling_pct.expect("ceiling") - want).abs() < 1e-9);
+    let hit = p.hit_pct.expect("hit");
+    assert!(
+        (hit - want).abs() < 0.15 * want,
+        "hit {hit} against ceiling {want}"
+    );
+    assert!(!p.shorter_than_a_block);
+    let ceiling = r
+        .analyses
+        .iter()
+        .flat_map(|a| &a.findings)
+        .find(|f| f.id.as_str() == "efficiency.prefix_ceiling")
+        .expect("ceiling finding");
+    assert_eq!(
+        ceiling.severity,
+        vllm_lens_core::analysis::model::Severity::Pass
+    );
+    assert!(
+        !r.recommendations
+            .iter()
+            .any(|x| x.id.as_str() == "standardise_prompt_prefix")
+    );
+    let r = report_with(
+        "truncation",
+        &Settings {
+            shared_prefix_tokens: Some(10.0),
+            ..Settings::default()
+        },
+    );
+    assert!(r.capacity.prefix.shorter_than_a_block);
+    assert!(
+        r.recommendations
+            .iter()
+            .any(|x| x.id.as_str() == "shrink_block_size")
+    );
+    // Without the statement, no prefix advice on the hit rate alone.
+    let r = report("truncation");
+    assert!(!r.recommendations.iter().any(|x| matches!(
+        x.id.as_str(),
+        "standardise_prompt_prefix" | "shrink_block_size"
+    )));
+}
+
+/// Cost per million tokens from `--gpu-hour-cost`, by hand: GPU-hours over
+/// the capture ÷ millions of tokens; tokens per joule for generated and for
+/// computed tokens (prompt tokens not served from cache + generated).
+#[test]
+fn energy_and_cost_per_token() {
+    let r = report_with(
+        "truncation",
+        &Settings {
+            gpu_hour_cost: Some(1.2),
+            ..Settings::default()
+        },
+    );
+    let s = &r.summary;
+    let minutes = (s.window_end_ms - s.window_start_ms) as f64 / 60_000.0;
+    let generated = s.efficiency.gen_tokens_per_sec.expect("gen") * minutes * 60.0;
+    let want = 1.2 * minutes / 60.0 / (generated / 1e6);
+    let e = &r.capacity.economics;
+    assert!((e.cost_per_million_generated.expect("cost") - want).abs() < 1e-9 * want);
+    let joules = s.gpu.energy_j.expect("energy");
+    assert!((e.generated_tokens_per_joule.expect("per J") - generated / joules).abs() < 1e-9);
+    assert!(e.computed_tokens_per_joule > e.generated_tokens_per_joule);
+    // Without a price, no cost.
+    assert_eq!(
+        report("truncation")
+            .capacity
+            .economics
+            .cost_per_million_generated,
+        None
+    );
+}
+
+/// A hand-made capture with what the samples lack: vLLM 0.32's
+/// `kv_cache_size_tokens`, the `estimated_*` counters of
+/// `--enable-mfu-metrics` (every 15 s: 1.21e14 FLOPs, 4.5e9 bytes read,
+/// 0.5e9 written), `admission_rejections_total` (3 requests per scrape
+/// for `max_num_queued_reqs`, none for tokens), and an L4 from DCGM.
+fn fixture(mfu_metrics: bool, dcgm: bool) -> Report {
+    let mut files = MemoryFiles::default();
+    for step in 0..20u32 {
+        let at = T0 + i64::from(step) * 15_000;
+        let k = f64::from(step);
+        let (flops, read, write) = if mfu_metrics {
+            (1.21e14 * k, 4.5e9 * k, 0.5e9 * k)
+        } else {
+            (0.0, 0.0, 0.0)
+        };
+        let text = format!(
+            "# TYPE vllm:cache_config_info gauge\n\
+             vllm:cache_config_info{{block_size=\"16\",engine=\"0\",kv_cache_size_tokens=\"120000\",num_gpu_blocks=\"7500\"}} 1.0\n\
+             vllm:cache_config_info{{block_size=\"16\",engine=\"1\",kv_cache_size_tokens=\"120000\",num_gpu_blocks=\"7500\"}} 1.0\n\
+             # TYPE vllm:num_requests_running gauge\n\
+             vllm:num_requests_running{{engine=\"0\",model_name=\"m\"}} 4.0\n\
+             # TYPE vllm:num_requests_waiting gauge\n\
+             vllm:num_requests_waiting{{engine=\"0\",model_name=\"m\"}} 0.0\n\
+             # TYPE vllm:generation_tokens_total counter\n\
+             vllm:generation_tokens_total{{engine=\"0\",model_name=\"m\"}} {}\n\
+             # TYPE vllm:estimated_flops_per_gpu_total counter\n\
+             vllm:estimated_flops_per_gpu_total{{engine=\"0\",model_name=\"m\"}} {flops}\n\
+             # TYPE vllm:estimated_read_bytes_per_gpu_total counter\n\
+             vllm:estimated_read_bytes_per_gpu_total{{engine=\"0\",model_name=\"m\"}} {read}\n\
+             # TYPE vllm:estimated_write_bytes_per_gpu_total counter\n\
+             vllm:estimated_write_bytes_per_gpu_total{{engine=\"0\",model_name=\"m\"}} {write}\n\
+             # TYPE vllm:admission_rejections_total counter\n\
+             vllm:admission_rejections_total{{model_name=\"m\",reason=\"max_num_queued_reqs\"}} {}\n\
+             vllm:admission_rejections_total{{model_name=\"m\",reason=\"max_num_queued_tokens\"}} 0\n",
+            100.0 * k,
+            3.0 * k
+        );
+        files.push(&format!("vllm-0/{at}.prom"), text.into_bytes(), None);
+        if dcgm {
+            let gpu = "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-1\",modelName=\"NVIDIA L4\",Hostname=\"h\"} 90\n\
+                 DCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"GPU-1\",modelName=\"NVIDIA L4\",Hostname=\"h\"} 20000\n\
+                 DCGM_FI_DEV_FB_FREE{gpu=\"0\",UUID=\"GPU-1\",modelName=\"NVIDIA L4\",Hostname=\"h\"} 2000\n";
+            files.push(&format!("dcgm-0/{at}.prom"), gpu.as_bytes().to_vec(), None);
+        }
+    }
+    let loaded = load(Input::Files(&mut files), &Options::default()).expect("loads");
+    analyse(&loaded, &BundleMeta::default(), &Settings::default()).expect("report")
+}
+
+#[test]
+fn estimated_counters_give_achieved_utilisation() {
+    let r = fixture(true, true);
+    let c = &r.capacity;
+    // kv_cache_size_tokens, once (the two engines repeat the same pool).
+    assert_eq!(c.kv_tokens, Some(120_000.0));
+    assert!(c.sources["kv_tokens"].contains("kv_cache_size_tokens"));
+    let flops = c.achieved_flops_per_s.expect("flops");
+    assert!((flops - 1.21e14 / 15.0).abs() < 1e-6 * flops, "{flops}");
+    let bytes = c.achieved_bytes_per_s.expect("bytes");
+    assert!((bytes - 5.0e9 / 15.0).abs() < 1e-6 * bytes, "{bytes}");
+    // The L4: 121 TFLOP/s dense BF16, 300 GB/s.
+    assert!((c.mfu_pct.expect("mfu") - 100.0 * flops / 121e12).abs() < 1e-9);
+    assert!((c.mbu_pct.expect("mbu") - 100.0 * bytes / 300e9).abs() < 1e-9);
+    assert!(c.sources["achieved_flops_per_s"].contains("estimated_flops_per_gpu_total"));
+}
+
+#[test]
+fn flat_estimated_counters_are_missing_not_zero() {
+    let r = fixture(false, true);
+    let c = &r.capacity;
+    assert_eq!(c.achieved_flops_per_s, None);
+    assert_eq!(c.achieved_bytes_per_s, None);
+    assert!(
+        c.notes.iter().any(|n| n.contains("--enable-mfu-metrics")),
+        "{:?}",
+        c.notes
+    );
+}
+
+#[test]
+fn a_cpu_server_has_no_mfu_and_says_why() {
+    let r = fixture(true, false);
+    let c = &r.capacity;
+    assert!(c.achieved_flops_per_s.is_some());
+    assert_eq!(c.mfu_pct, None);
+    assert_eq!(c.mbu_pct, None);
+    assert!(
+        c.notes.iter().any(|n| n.contains("no GPU peak")),
+        "{:?}",
+        c.notes
+    );
+    assert_eq!(c.itl_floor_ms, None);
+}
+
+/// 0.32's queue limits: 3 rejections a scrape over 19 intervals is 57,
+/// by the reason that fired; the outcome finding names them.
+#[test]
+fn rejected_requests_are_counted_by_reason() {
+    let r = fixture(true, true);
+    let rj = r.capacity.rejections.as_ref().expect("rejections");
+    assert_eq!(rj.total, 57.0);
+    assert_eq!(
+        rj.by_reason.iter().collect::<Vec<_>>(),
+        [(&"max_num_queued_reqs".to_string(), &57.0)]
+    );
+    // Per minute of the report's span (its whole windows), as every rate.
+    let s = &r.summary;
+    let minutes = (s.window_end_ms - s.window_start_ms) as f64 / 60_000.0;
+    assert_eq!(rj.per_min, Some((57.0 / minutes * 1000.0).round() / 1000.0));
+    let f = r
+        .analyses
+        .iter()
+        .flat_map(|a| &a.findings)
+        .find(|f| f.id == FindingId::OutcomesAdmissionRejected)
+        .expect("finding");
+    assert!(
+        f.title.starts_with("57 requests turned away"),
+        "{}",
+        f.title
+    );
+    // The samples predate 0.32: no figure, no finding.
+    let old = report("a10g-qwen3b-ramp");
+    assert_eq!(old.capacity.rejections, None);
+    assert!(
+        !old.analyses
+            .iter()
+            .flat_map(|a| &a.findings)
+            .any(|f| f.id == FindingId::OutcomesAdmissionRejected)
+    );
+}
