@@ -226,8 +226,8 @@ fn energy_and_cost_per_token() {
 
 /// A hand-made capture with what the samples lack: vLLM 0.32's
 /// `kv_cache_size_tokens`, the `estimated_*` counters of
-/// `--enable-mfu-metrics` (every 15 s: 1.21e14 FLOPs, 4.5e9 bytes read,
-/// 0.5e9 written), `admission_rejections_total` (3 requests per scrape
+/// `--enable-mfu-metrics` (every 15 s: 1.21e14 FLOPs, 2.4e12 bytes read,
+/// 0.1e12 written), `admission_rejections_total` (3 requests per scrape
 /// for `max_num_queued_reqs`, none for tokens), and an L4 from DCGM.
 fn fixture(mfu_metrics: bool, dcgm: bool) -> Report {
     let mut files = MemoryFiles::default();
@@ -235,7 +235,7 @@ fn fixture(mfu_metrics: bool, dcgm: bool) -> Report {
         let at = T0 + i64::from(step) * 15_000;
         let k = f64::from(step);
         let (flops, read, write) = if mfu_metrics {
-            (1.21e14 * k, 4.5e9 * k, 0.5e9 * k)
+            (1.21e14 * k, 2.4e12 * k, 0.1e12 * k)
         } else {
             (0.0, 0.0, 0.0)
         };
@@ -283,11 +283,35 @@ fn estimated_counters_give_achieved_utilisation() {
     let flops = c.achieved_flops_per_s.expect("flops");
     assert!((flops - 1.21e14 / 15.0).abs() < 1e-6 * flops, "{flops}");
     let bytes = c.achieved_bytes_per_s.expect("bytes");
-    assert!((bytes - 5.0e9 / 15.0).abs() < 1e-6 * bytes, "{bytes}");
+    assert!((bytes - 2.5e12 / 15.0).abs() < 1e-6 * bytes, "{bytes}");
     // The L4: 121 TFLOP/s dense BF16, 300 GB/s.
     assert!((c.mfu_pct.expect("mfu") - 100.0 * flops / 121e12).abs() < 1e-9);
     assert!((c.mbu_pct.expect("mbu") - 100.0 * bytes / 300e9).abs() < 1e-9);
     assert!(c.sources["achieved_flops_per_s"].contains("estimated_flops_per_gpu_total"));
+    // DCGM without profiling fields: the kind of work comes from the
+    // estimates (MBU 55.6 %, MFU 6.7 %: memory-bound).
+    let kinds: Vec<_> = r
+        .analyses
+        .iter()
+        .flat_map(|a| &a.findings)
+        .filter(|f| f.id.as_str().starts_with("hardware."))
+        .map(|f| (f.id, f.title.clone()))
+        .collect();
+    assert!(
+        kinds
+            .iter()
+            .any(|(id, t)| *id == FindingId::HardwareMemoryBound
+                && t.contains("vLLM's estimates: MBU 56 %, MFU 7 %")),
+        "{kinds:?}"
+    );
+    // Without the estimates, the same capture cannot tell.
+    let flat = fixture(false, true);
+    assert!(
+        flat.analyses
+            .iter()
+            .flat_map(|a| &a.findings)
+            .any(|f| f.id == FindingId::HardwareProfMissing)
+    );
 }
 
 #[test]

@@ -255,6 +255,11 @@ pub(crate) const SMALLER_CHUNKS_THEN_DISAGGREGATE: &str = "Lower --max-num-batch
 pub(crate) const DISAGGREGATE_CAVEAT: &str = "Disaggregation needs more GPUs and a KV transfer path; smaller chunks raise time to first token.";
 pub(crate) const ROUTING_WHY: &str = "{replicas} replicas share long prompts ({prompt} tokens on average) but hit the prefix cache only {hit} of the time: a request whose prefix is cached on one replica often lands on another. Prefill is {share} of the mean time to first token.";
 pub(crate) const ROUTE_BY_PREFIX: &str = "Use prefix- or session-aware routing (llm-d's inference scheduler, or session affinity at the load balancer) so follow-up requests reach the replica that holds their prefix.";
+pub(crate) const BOUND_DCGM: &str =
+    "Decode is memory-bound: DRAM {dram} active against tensor cores {tensor}.";
+pub(crate) const BOUND_ESTIMATES: &str =
+    "Decode is memory-bound by vLLM's estimates: MBU {mbu} against MFU {mfu}.";
+pub(crate) const BOUND_FLOOR: &str = "Each decode step streams every weight from memory once.";
 pub(crate) const FLOOR_PART: &str = " The weights alone take {floor} per step to stream on the {gpu}; FP8 weights bring that to {half}.";
 pub(crate) const ROUTING_CAVEAT: &str = "The tool cannot see how requests were routed; a low hit rate can also mean prompts share little text.";
 
@@ -312,7 +317,7 @@ pub(crate) fn rec(id: RecId) -> RecText {
         ),
         R::QuantizeBeforeBuying => r(
             "Quantize before buying hardware",
-            "Decode is memory-bound: DRAM {dram} active against tensor cores {tensor}. Halving the bytes per weight (FP8, or INT4 AWQ/GPTQ) shortens each decode step{kv}.{floor}",
+            "{bound} Halving the bytes per weight (FP8, or INT4 AWQ/GPTQ) shortens each decode step{kv}.{floor}",
             "Try an FP8 (or INT4) build of the same model, capture again and compare; add GPUs only if that is not enough.",
             "Quantization can cost accuracy on some tasks; check quality on your own evaluation set. GPUs without native FP8 (A10G, T4) run INT4 weight-only kernels instead.",
         ),

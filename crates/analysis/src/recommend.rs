@@ -492,7 +492,13 @@ pub(crate) fn recommend(
     // Decode speed: fewer bytes per token.
     let tensor = s.gpu.tensor_active_pct_avg;
     let dram = s.gpu.dram_active_pct_avg;
-    let memory_bound = matches!((tensor, dram), (Some(t), Some(d)) if d >= MEMORY_BOUND_DRAM_PCT && t < TENSOR_IDLE_PCT);
+    let dcgm_bound = matches!((tensor, dram), (Some(t), Some(d)) if d >= MEMORY_BOUND_DRAM_PCT && t < TENSOR_IDLE_PCT);
+    // Without DCGM's profiling fields, vLLM's own estimates can tell.
+    let estimated = crate::analyses::hardware::estimated_utilisation(ctx.capacity)
+        .filter(|_| tensor.is_none() || dram.is_none());
+    let estimate_bound =
+        estimated.is_some_and(|(mfu, mbu)| mbu >= MEMORY_BOUND_DRAM_PCT && mfu < TENSOR_IDLE_PCT);
+    let memory_bound = dcgm_bound || estimate_bound;
     let kv_bound = preempting || kv.is_some_and(|k| k >= KV_FULL_PCT);
     let below_floor = ctx
         .capacity
@@ -522,8 +528,28 @@ pub(crate) fn recommend(
                         )
                     }),
                 ),
-                ("dram", format!("{:.0} %", dram.unwrap_or_default())),
-                ("tensor", format!("{:.0} %", tensor.unwrap_or_default())),
+                (
+                    "bound",
+                    if dcgm_bound {
+                        prose::fill(
+                            prose::BOUND_DCGM,
+                            &[
+                                ("dram", format!("{:.0} %", dram.unwrap_or_default())),
+                                ("tensor", format!("{:.0} %", tensor.unwrap_or_default())),
+                            ],
+                        )
+                    } else if let Some((mfu, mbu)) = estimated.filter(|_| estimate_bound) {
+                        prose::fill(
+                            prose::BOUND_ESTIMATES,
+                            &[
+                                ("mbu", format!("{mbu:.0} %")),
+                                ("mfu", format!("{mfu:.0} %")),
+                            ],
+                        )
+                    } else {
+                        prose::BOUND_FLOOR.to_string()
+                    },
+                ),
                 (
                     "kv",
                     if kv_bound {
@@ -535,16 +561,37 @@ pub(crate) fn recommend(
             ],
             Confidence::Medium,
         );
-        r.evidence = vec![
-            ctx.ev("DRAM active (mean)", dram, "%", &[Signal::DramActive]),
-            ctx.ev("tensor active (mean)", tensor, "%", &[Signal::TensorActive]),
-            ctx.ev(
-                "inter-token latency (mean)",
-                s.latency.inter_token_ms,
-                "ms",
-                &[Signal::InterTokenLatency],
-            ),
-        ];
+        r.evidence = Vec::new();
+        if dram.is_some() || tensor.is_some() {
+            r.evidence
+                .push(ctx.ev("DRAM active (mean)", dram, "%", &[Signal::DramActive]));
+            r.evidence
+                .push(ctx.ev("tensor active (mean)", tensor, "%", &[Signal::TensorActive]));
+        }
+        if let Some((mfu, mbu)) = estimated {
+            r.evidence.push(ctx.ev(
+                "MBU (vLLM's estimate)",
+                Some(mbu),
+                "%",
+                &[Signal::EstimatedReadBytes, Signal::EstimatedWriteBytes],
+            ));
+            r.evidence.push(ctx.ev(
+                "MFU (vLLM's estimate)",
+                Some(mfu),
+                "%",
+                &[Signal::EstimatedFlops],
+            ));
+        }
+        if let Some(f) = &ctx.capacity.floor {
+            r.evidence
+                .push(ctx.ev("decode floor", Some(f.ms), "ms", &[]));
+        }
+        r.evidence.extend([ctx.ev(
+            "inter-token latency (mean)",
+            s.latency.inter_token_ms,
+            "ms",
+            &[Signal::InterTokenLatency],
+        )]);
         rules.push(r);
     }
 

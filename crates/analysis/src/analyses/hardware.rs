@@ -63,15 +63,66 @@ fn activity(ctx: &Ctx<'_>, d: f64, t: f64) -> String {
         .join("; ")
 }
 
+/// MFU and MBU from vLLM's own estimates (`--enable-mfu-metrics` on a GPU
+/// with datasheet peaks), not from DCGM's stand-ins.
+pub(crate) fn estimated_utilisation(c: &crate::model::Capacity) -> Option<(f64, f64)> {
+    c.achieved_flops_per_s?;
+    c.achieved_bytes_per_s?;
+    let from_vllm = |k: &str| c.sources.get(k).is_some_and(|s| s.starts_with("achieved"));
+    (from_vllm("mfu_pct") && from_vllm("mbu_pct")).then_some((c.mfu_pct?, c.mbu_pct?))
+}
+
+fn estimate_evidence(ctx: &Ctx<'_>, mfu: f64, mbu: f64) -> Vec<Evidence> {
+    vec![
+        ctx.ev(
+            "MFU (vLLM's estimate ÷ peak)",
+            Some(mfu),
+            "%",
+            &[Signal::EstimatedFlops],
+        ),
+        ctx.ev(
+            "MBU (vLLM's estimate ÷ bandwidth)",
+            Some(mbu),
+            "%",
+            &[Signal::EstimatedReadBytes, Signal::EstimatedWriteBytes],
+        ),
+    ]
+}
+
+/// The kind of work from vLLM's estimates alone, where DCGM's profiling
+/// fields are absent.
+fn from_estimates(ctx: &Ctx<'_>, mfu: f64, mbu: f64) -> Finding {
+    let (id, kind) = if mbu >= MEMORY_BOUND_DRAM_PCT && mfu < TENSOR_IDLE_PCT {
+        (F::HardwareMemoryBound, "Memory-bound")
+    } else if mfu >= COMPUTE_BOUND_TENSOR_PCT {
+        (F::HardwareComputeBound, "Compute-bound")
+    } else {
+        (F::HardwareMixed, "Neither memory- nor compute-bound")
+    };
+    finding(
+        id,
+        Severity::Info,
+        format!(
+            "{kind} by vLLM's estimates: MBU {mbu:.0} %, MFU {mfu:.0} % (no DCGM profiling fields)"
+        ),
+        estimate_evidence(ctx, mfu, mbu),
+        &[],
+    )
+}
+
 pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
     let g = &ctx.summary.gpu;
+    let estimated = estimated_utilisation(ctx.capacity);
     let Some(util) = g.gpu_util_pct_avg else {
         out.push(missing(
             F::HardwareDcgmMissing,
             "GPU utilisation",
             &[Signal::GpuUtil],
         ));
+        if let Some((mfu, mbu)) = estimated {
+            out.push(from_estimates(ctx, mfu, mbu));
+        }
         return out;
     };
     let tensor = g.tensor_active_pct_avg;
@@ -89,6 +140,9 @@ pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
         ctx.ev("DRAM active (mean)", dram, "%", &[Signal::DramActive]),
     ];
     evidence.extend(per_phase(ctx));
+    if let Some((mfu, mbu)) = estimated {
+        evidence.extend(estimate_evidence(ctx, mfu, mbu));
+    }
     match (tensor, dram) {
         (Some(t), Some(d)) => {
             let (id, title, sev) = if util < GPU_IDLE_UTIL_PCT {
@@ -125,6 +179,10 @@ pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
                 )
             };
             out.push(finding(id, sev, title, evidence.clone(), &[]));
+        }
+        _ if estimated.is_some() => {
+            let (mfu, mbu) = estimated.unwrap_or_default();
+            out.push(from_estimates(ctx, mfu, mbu));
         }
         _ => out.push(finding(
             F::HardwareProfMissing,
