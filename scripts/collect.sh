@@ -36,6 +36,8 @@ Options:
   --start T, --end T       the window to export: RFC 3339 or Unix seconds
   --step S                 resolution of the export (default 15s)
   --match '{...}'          extra label matchers, e.g. '{namespace="llm"}'
+  --device KIND            what vLLM runs on, for the manifest: gpu, or cpu (a CPU
+                           server: no GPU, so no dcgm-exporter to scrape)
   -h, --help               this text
 
 Ctrl-C stops the capture cleanly and still writes the bundle.
@@ -71,6 +73,7 @@ START=""
 END=""
 STEP=15s
 MATCH=""
+DEVICE=""
 
 need_arg() {
     [ "$2" -ge 2 ] || die "$1 needs a value (see --help)"
@@ -97,12 +100,14 @@ while [ $# -gt 0 ]; do
         --end) need_arg "$1" $#; END=$2; shift 2 ;;
         --step) need_arg "$1" $#; STEP=$2; shift 2 ;;
         --match) need_arg "$1" $#; MATCH=$2; shift 2 ;;
+        --device) need_arg "$1" $#; DEVICE=$2; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
     esac
 done
 
 case "$INTERVAL" in ''|*[!0-9]*) die "--interval must be whole seconds" ;; esac
+case "$DEVICE" in ''|gpu|cpu) ;; *) die "--device must be gpu or cpu" ;; esac
 [ "$INTERVAL" -ge 1 ] || die "--interval must be at least 1"
 case "$TIMEOUT" in ''|*[!0-9]*) die "--timeout must be whole seconds" ;; esac
 
@@ -141,6 +146,12 @@ now_ms() {
 # JSON string contents: backslashes, quotes and control characters escaped.
 json_escape() {
     printf '%s' "$1" | tr '\n\r\t' '   ' | sed 's/\\/\\\\/g; s/"/\\"/g'
+}
+
+# json_first FILE KEY: the first string value of KEY in a JSON file (no jq
+# needed; enough for /version and /v1/models).
+json_first() {
+    grep -o "\"$2\"[[:space:]]*:[[:space:]]*\"[^\"]*\"" "$1" | head -n 1 | sed 's/.*"\([^"]*\)"$/\1/'
 }
 
 # fetch URL FILE ERRFILE: 0 on success.
@@ -236,7 +247,8 @@ write_manifest() {
         if [ -n "${VLLM_VERSION:-}" ]; then printf '"vllm_version": "%s"' "$(json_escape "$VLLM_VERSION")"; sep=", "; fi
         if [ -n "${MODEL:-}" ]; then printf '%s"model": "%s"' "$sep" "$(json_escape "$MODEL")"; sep=", "; fi
         if [ -n "${GPU_MODEL:-}" ]; then printf '%s"gpu_model": "%s", "gpu_count": %s' "$sep" "$(json_escape "$GPU_MODEL")" "$GPU_COUNT"; sep=", "; fi
-        if [ -n "${DRIVER:-}" ]; then printf '%s"driver_version": "%s"' "$sep" "$(json_escape "$DRIVER")"; fi
+        if [ -n "${DRIVER:-}" ]; then printf '%s"driver_version": "%s"' "$sep" "$(json_escape "$DRIVER")"; sep=", "; fi
+        if [ -n "$DEVICE" ]; then printf '%s"device": "%s"' "$sep" "$(json_escape "$DEVICE")"; fi
         printf '}\n}\n'
     } >"$m"
 }
@@ -333,12 +345,14 @@ if [ -n "$first_vllm" ]; then
     base=${first_vllm%/metrics}
     mkdir -p "$WORK/meta"
     if fetch "$base/version" "$WORK/meta/version.json" /dev/null; then
-        VLLM_VERSION=$(sed -n 's/.*"version"[[:space:]]*:[[:space:]]*"\([^"]*\)".*/\1/p' "$WORK/meta/version.json" | head -n 1)
+        VLLM_VERSION=$(json_first "$WORK/meta/version.json" version)
     else
         rm -f "$WORK/meta/version.json"
     fi
     if fetch "$base/v1/models" "$WORK/meta/models.json" /dev/null; then
-        MODEL=$(sed -n 's/.*"id"[[:space:]]*:[[:space:]]*"\([^"]*\)".*/\1/p' "$WORK/meta/models.json" | head -n 1)
+        # The first "id" is the first model's; each also carries permission
+        # objects with ids of their own.
+        MODEL=$(json_first "$WORK/meta/models.json" id)
     else
         rm -f "$WORK/meta/models.json"
     fi

@@ -147,11 +147,7 @@ fn side(r: &Report) -> Side {
         bundle: r.bundle.name.clone(),
         sha256: r.bundle.sha256.clone(),
         model: r.deployment.model.clone(),
-        gpu: format!(
-            "{} × {}",
-            r.deployment.gpus,
-            r.deployment.gpu_model.as_deref().unwrap_or("?")
-        ),
+        gpu: r.deployment.hardware(),
         vllm_versions: r.deployment.vllm_versions.clone(),
         start_ms: r.bundle.start_ms,
         duration_ms: r.bundle.duration_ms,

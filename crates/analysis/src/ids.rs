@@ -414,6 +414,8 @@ string_enum! {
         NonFinite = "non_finite",
         /// A counter that drops often.
         CounterBackwards = "counter_backwards",
+        /// A CPU server: the GPU figures do not apply.
+        CpuServer = "cpu_server",
     }
 }
 

@@ -493,6 +493,7 @@ pub fn analyse(
             .gauges
             .get(&Signal::PrefixHitRateLifetime)
             .map(|g| g.last),
+        cpu_server: deployment.gpus == 0 && deployment.device.as_deref() == Some("cpu"),
     };
     let analyses = analyses::run(&ctx);
     let checker = snippets::Checker::new(store, &q, replicas.len());
@@ -787,6 +788,7 @@ fn deployment(
                     .collect()
             })
             .unwrap_or_default(),
+        device: env.and_then(|e| e.device.clone()),
     }
 }
 

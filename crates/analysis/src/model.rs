@@ -117,6 +117,24 @@ pub struct Deployment {
     pub gpu_to_replica: BTreeMap<String, String>,
     /// Engine arguments from the manifest.
     pub engine_args: BTreeMap<String, String>,
+    /// What vLLM runs on, as the manifest states it (`gpu`, `cpu`);
+    /// `null` when unstated.
+    pub device: Option<String>,
+}
+
+impl Deployment {
+    /// What it runs on, for a title: `1 × NVIDIA L4`, `CPU` (a CPU server
+    /// as the manifest states it), `0 × GPU ?` when nothing says.
+    pub fn hardware(&self) -> String {
+        if self.gpus == 0 && self.device.as_deref() == Some("cpu") {
+            return "CPU".into();
+        }
+        format!(
+            "{} × {}",
+            self.gpus,
+            self.gpu_model.as_deref().unwrap_or("GPU ?")
+        )
+    }
 }
 
 /// Settings echoed.

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use vllm_lens_bundle::Loaded;
-use vllm_lens_catalog::{Catalogue, Engine, Signal, Status, Version};
+use vllm_lens_catalog::{Catalogue, Engine, Signal, Source, Status, Version};
 use vllm_lens_query::Query;
 
 use crate::inputs::{COUNTERS, HISTOGRAMS};
@@ -107,10 +107,32 @@ pub(crate) fn data_quality(
             }
         }
     }
+    // A CPU server (as the manifest states): no GPU, so no DCGM; one note
+    // instead of one per GPU figure.
+    let cpu = loaded
+        .manifest
+        .as_ref()
+        .and_then(|m| m.environment.as_ref())
+        .and_then(|e| e.device.as_deref())
+        == Some("cpu")
+        && !cat
+            .signals
+            .iter()
+            .any(|r| r.source == Source::Dcgm && r.status != Status::Missing);
+    if cpu {
+        notes.push(note(
+            QualityKind::CpuServer,
+            "device",
+            "A CPU server (the manifest says device: cpu): no GPU, so the DCGM figures (GPU activity, VRAM, power, energy) do not apply".into(),
+        ));
+    }
     for step in &STEPS {
         let analysis = step.id;
         for s in step.inputs {
             let r = cat.get(*s);
+            if cpu && r.source == Source::Dcgm {
+                continue;
+            }
             // Absent by design: no XID so far; the V0 lifetime gauge where
             // the windowed counters exist.
             let expected_absent = *s == Signal::Xid

@@ -481,5 +481,16 @@ fn phase_line(p: &Phase) -> String {
         PhaseKind::Idle => "idle",
         PhaseKind::Warmup => "warm-up",
     };
-    format!("{} {kind}: {}.", span(p.start_ms, p.end_ms), p.description)
+    // After the colon a sentence goes on in lower case (not "HTTP", "KV").
+    let d = &p.description;
+    let first_word = d.split(' ').next().unwrap_or_default();
+    let description = if first_word.chars().skip(1).any(char::is_lowercase) {
+        let mut c = d.chars();
+        c.next()
+            .map(|f| f.to_lowercase().chain(c).collect())
+            .unwrap_or_default()
+    } else {
+        d.clone()
+    };
+    format!("{} {kind}: {description}.", span(p.start_ms, p.end_ms))
 }

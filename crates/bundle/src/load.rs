@@ -126,6 +126,10 @@ struct Plan {
     manifest_target: bool,
 }
 
+/// Files `collect.sh` keeps beside the scrapes (vLLM's `/version` and
+/// `/v1/models` answers), read into the manifest at capture time.
+const COLLECTOR_FACTS: [&str; 2] = ["meta/version.json", "meta/models.json"];
+
 const SKIP_EXTENSIONS: [&str; 16] = [
     "png", "jpg", "jpeg", "gif", "svg", "pdf", "md", "html", "htm", "yaml", "yml", "sh", "py",
     "zip", "tgz", "tar",
@@ -196,6 +200,11 @@ pub fn load(input: Input<'_>, options: &Options) -> Result<Loaded, Error> {
         }
         let file_name = relative.rsplit('/').next().unwrap_or(&relative);
         if file_name.starts_with('.') || relative.starts_with("__MACOSX/") {
+            continue;
+        }
+        // collect.sh's copies of vLLM's /version and /v1/models: facts the
+        // manifest already carries, not scrapes.
+        if COLLECTOR_FACTS.contains(&relative.as_str()) {
             continue;
         }
         let ext = file_name

@@ -134,6 +134,10 @@ pub struct Environment {
     /// Driver version.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub driver_version: Option<String>,
+    /// What vLLM runs on: `gpu` or `cpu` (a CPU server has no GPU, so no
+    /// dcgm-exporter to scrape).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
     /// Engine arguments, keyed by flag name without dashes
     /// (`max-model-len`, `gpu-memory-utilization`, ...).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]

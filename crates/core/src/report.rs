@@ -23,7 +23,7 @@ pub fn to_text(r: &Report) -> String {
     let _ = writeln!(out, "\nvLLM Lens report: {}", b.name);
     let _ = writeln!(
         out,
-        "  {} from {}, {}; vLLM {} ({}), model {}, {} × {}",
+        "  {} from {}, {}; vLLM {} ({}), model {}, {}",
         b.duration_ms.map_or("?".into(), format_duration),
         b.start_ms.map_or("?".into(), format_rfc3339),
         b.scrape_interval_ms.map_or("?".into(), |ms| format!(
@@ -33,8 +33,7 @@ pub fn to_text(r: &Report) -> String {
         d.vllm_versions.as_deref().unwrap_or("version unknown"),
         d.vllm_engine,
         d.model.as_deref().unwrap_or("?"),
-        d.gpus,
-        d.gpu_model.as_deref().unwrap_or("GPU ?"),
+        d.hardware(),
     );
     if !r.verdict.narrative.is_empty() {
         let _ = writeln!(out, "\nWhat happened");

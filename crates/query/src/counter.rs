@@ -115,22 +115,46 @@ pub fn drops(times: &[i64], values: &[f64]) -> Vec<i64> {
     out
 }
 
+/// Resets known from outside the series' own values.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KnownResets {
+    /// Times (sorted) at which a reset was seen: an interval `(a, b]`
+    /// containing one is a reset whatever the values say.
+    pub seen: Vec<i64>,
+    /// When each new process started (sorted), ms: the value of its
+    /// `process_start_time_seconds` or `_created`. A reset interval too long
+    /// to bridge (the server was down) still belongs to the window of its
+    /// later point when the new process started inside that window: the new
+    /// value is what it counted from zero since.
+    pub started: Vec<i64>,
+}
+
+impl KnownResets {
+    /// Resets seen at these times, start times unknown.
+    pub fn seen(seen: &[i64]) -> KnownResets {
+        KnownResets {
+            seen: seen.to_vec(),
+            started: Vec::new(),
+        }
+    }
+}
+
 /// Reads one counter series through `grid`.
 ///
-/// `forced` lists times (sorted) at which a reset is known to have
-/// happened: an interval `(a, b]` containing one is a reset whatever the
-/// values say. `born_after` is the time of the target's scrape before the
-/// series' first point, when the series appeared mid-capture: it was created
-/// at zero after that scrape, so its first value is an increase over the
-/// interval from there.
+/// `known` lists the resets known from elsewhere (see [`KnownResets`]).
+/// `born_after` is the time of the target's scrape before the series' first
+/// point, when the series appeared mid-capture: it was created at zero after
+/// that scrape, so its first value is an increase over the interval from
+/// there.
 pub fn increases(
     times: &[i64],
     values: &[f64],
     grid: &Grid,
     rules: &CounterRules,
-    forced: &[i64],
+    known: &KnownResets,
     born_after: Option<i64>,
 ) -> CounterPath {
+    let forced = &known.seen;
     let mut path = CounterPath {
         windows: vec![None; grid.count],
         ..CounterPath::default()
@@ -159,10 +183,25 @@ pub fn increases(
             path.resets.push(t);
         }
         path.total += inc;
-        let dt = t - pt;
+        let mut dt = t - pt;
         let window = if dt > rules.max_bridge_ms {
             path.gaps.push((pt, t));
-            None
+            // A restart across the gap: the new process counted `v` from
+            // zero since it started; when that lies in the window of `t`,
+            // the window holds all of it.
+            let start = reset
+                .then(|| {
+                    let i = known.started.partition_point(|&s| s <= pt);
+                    known.started.get(i).copied().filter(|&s| s <= t)
+                })
+                .flatten();
+            match (start, grid.index(t)) {
+                (Some(s), Some(w)) if grid.index(s) == Some(w) => {
+                    dt = t - s;
+                    Some(w)
+                }
+                _ => None,
+            }
         } else {
             grid.index(t)
         };
@@ -203,7 +242,7 @@ mod tests {
             &v,
             &grid(),
             &CounterRules::for_interval(15_000),
-            &[],
+            &KnownResets::default(),
             None,
         );
         let w0 = p.windows[0].unwrap();
@@ -230,7 +269,7 @@ mod tests {
             &v,
             &grid(),
             &CounterRules::for_interval(15_000),
-            &[],
+            &KnownResets::default(),
             None,
         );
         assert_eq!(p.total, 10.0 + 4.0 + 5.0);
@@ -247,10 +286,42 @@ mod tests {
             &v,
             &grid(),
             &CounterRules::for_interval(15_000),
-            &[30_000],
+            &KnownResets::seen(&[30_000]),
             None,
         );
         assert_eq!(p.total, 2.0 + 9.0);
+    }
+
+    /// The server was down from 15 s to 75 s; the new process started at
+    /// 65 s, inside the window of its first scrape (60–120 s): its first
+    /// value belongs to that window, counted from zero, over 10 s. Started
+    /// before the window, the same value is left unattributed.
+    #[test]
+    fn a_restart_across_a_gap_counts_from_the_new_start() {
+        let t = [0, 15_000, 75_000, 90_000];
+        let v = [5.0, 7.0, 4.0, 6.0];
+        let rules = CounterRules::for_interval(15_000);
+        let known = KnownResets {
+            seen: vec![75_000],
+            started: vec![65_000],
+        };
+        let p = increases(&t, &v, &grid(), &rules, &known, None);
+        let w1 = p.windows[1].unwrap();
+        assert_eq!(
+            (w1.increase, w1.resets, w1.covered_ms),
+            (4.0 + 2.0, 1, 10_000 + 15_000)
+        );
+        assert_eq!(p.unattributed, 0.0);
+        let early = KnownResets {
+            seen: vec![75_000],
+            started: vec![50_000],
+        };
+        let p = increases(&t, &v, &grid(), &rules, &early, None);
+        assert_eq!(p.windows[1].unwrap().increase, 2.0);
+        assert_eq!(p.unattributed, 4.0);
+        // Unknown start (a drop only): unattributed, as before.
+        let p = increases(&t, &v, &grid(), &rules, &KnownResets::seen(&[]), None);
+        assert_eq!(p.unattributed, 4.0);
     }
 
     #[test]
@@ -263,7 +334,7 @@ mod tests {
             &v,
             &grid(),
             &CounterRules::for_interval(15_000),
-            &[],
+            &KnownResets::default(),
             None,
         );
         let w0 = p.windows[0].unwrap();
@@ -283,7 +354,7 @@ mod tests {
             &v,
             &grid(),
             &CounterRules::for_interval(15_000),
-            &[],
+            &KnownResets::default(),
             Some(15_000),
         );
         assert_eq!(p.windows[0].unwrap().increase, 4.0);
@@ -298,7 +369,7 @@ mod tests {
             &v,
             &grid(),
             &CounterRules::for_interval(15_000),
-            &[],
+            &KnownResets::default(),
             None,
         );
         assert_eq!((p.total, p.skipped_points), (3.0, 1));

@@ -29,7 +29,7 @@ pub mod query;
 #[cfg(test)]
 mod props;
 
-pub use counter::{CounterPath, CounterRules, WindowIncrease};
+pub use counter::{CounterPath, CounterRules, KnownResets, WindowIncrease};
 pub use gauge::{Combine, GaugeStats};
 pub use grid::Grid;
 pub use quantile::{Buckets, Position, Proof, Quantile, Verdict};

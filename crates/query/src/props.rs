@@ -2,7 +2,7 @@
 
 use proptest::prelude::*;
 
-use crate::counter::{CounterRules, increases};
+use crate::counter::{CounterRules, KnownResets, increases};
 use crate::gauge::gauge_windows;
 use crate::grid::Grid;
 use crate::quantile::Buckets;
@@ -47,7 +47,7 @@ proptest! {
     #[test]
     fn window_increases_sum_to_the_total((times, values) in counter_path(), width_s in 15i64..=3600) {
         let grid = Grid::covering(width_s * 1000, times[0], *times.last().unwrap()).unwrap();
-        let p = increases(&times, &values, &grid, &CounterRules::for_interval(15_000), &[], None);
+        let p = increases(&times, &values, &grid, &CounterRules::for_interval(15_000), &KnownResets::default(), None);
         let windows: f64 = p.windows.iter().flatten().map(|w| w.increase).sum();
         let total = naive_total(&values);
         prop_assert!((p.total - total).abs() <= 1e-9 * total.max(1.0));

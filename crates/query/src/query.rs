@@ -8,7 +8,7 @@ use serde::Serialize;
 use vllm_lens_catalog::{Aggregate, Catalogue, Kind, Resolution, Signal, Source, gpu::gpu_key};
 use vllm_lens_store::{Role, SeriesId, Store, TargetId};
 
-use crate::counter::{CounterPath, CounterRules, WindowIncrease, drops, increases};
+use crate::counter::{CounterPath, CounterRules, KnownResets, WindowIncrease, drops, increases};
 use crate::gauge::{Combine, GaugeStats, combine, gauge_windows};
 use crate::grid::{BadWidth, Grid};
 use crate::quantile::{Buckets, Quantile};
@@ -189,6 +189,8 @@ pub struct Query<'a> {
     coverage: Vec<TargetCoverage>,
     rules: Vec<CounterRules>,
     restarts: Vec<Vec<i64>>,
+    /// Per target: when each new process started (`process_start_time_seconds`), ms.
+    started: Vec<Vec<i64>>,
     created: BTreeMap<(TargetId, String, String), SeriesId>,
 }
 
@@ -225,7 +227,9 @@ fn median_interval(times: &[i64]) -> Option<i64> {
     Some(d[d.len() / 2])
 }
 
-fn changes(times: &[i64], values: &[f64]) -> Vec<i64> {
+/// The times a series' value changed, and the new values read as Unix
+/// seconds (a start time: `process_start_time_seconds`, `_created`), ms.
+fn starts(times: &[i64], values: &[f64]) -> Vec<(i64, i64)> {
     let mut out = Vec::new();
     let mut prev: Option<f64> = None;
     for (&t, &v) in times.iter().zip(values) {
@@ -235,7 +239,7 @@ fn changes(times: &[i64], values: &[f64]) -> Vec<i64> {
         if let Some(p) = prev
             && p != v
         {
-            out.push(t);
+            out.push((t, (v * 1000.0).round() as i64));
         }
         prev = Some(v);
     }
@@ -306,11 +310,15 @@ impl<'a> Query<'a> {
             });
         }
         let mut restarts = vec![Vec::new(); store.targets().len()];
+        let mut started = vec![Vec::new(); store.targets().len()];
         for sid in catalogue.get(Signal::ProcessStart).series() {
             let s = store.series(sid);
-            restarts[s.target().0 as usize].extend(changes(s.times(), s.values()));
+            for (seen, start) in starts(s.times(), s.values()) {
+                restarts[s.target().0 as usize].push(seen);
+                started[s.target().0 as usize].push(start);
+            }
         }
-        for r in &mut restarts {
+        for r in restarts.iter_mut().chain(started.iter_mut()) {
             r.sort_unstable();
             r.dedup();
         }
@@ -331,6 +339,7 @@ impl<'a> Query<'a> {
             coverage,
             rules,
             restarts,
+            started,
             created,
         })
     }
@@ -357,10 +366,11 @@ impl<'a> Query<'a> {
     }
 
     /// Known resets of one counter series: its target's restarts and changes
-    /// of its own `_created`.
-    fn forced(&self, sid: SeriesId) -> Vec<i64> {
+    /// of its own `_created`, with the new processes' start times.
+    fn forced(&self, sid: SeriesId) -> KnownResets {
         let s = self.store.series(sid);
         let mut out = self.restarts[s.target().0 as usize].clone();
+        let mut started = self.started[s.target().0 as usize].clone();
         // `_created` is named after the counter without `_total`, or after
         // the histogram as is (`vllm:iteration_tokens_total_created`).
         let family = self.store.family(s.family()).name().replace(':', "_");
@@ -370,11 +380,16 @@ impl<'a> Query<'a> {
             .find_map(|base| self.created.get(&(s.target(), base, key.clone())));
         if let Some(&c) = found {
             let cs = self.store.series(c);
-            out.extend(changes(cs.times(), cs.values()));
+            for (seen, start) in starts(cs.times(), cs.values()) {
+                out.push(seen);
+                started.push(start);
+            }
         }
         out.sort_unstable();
         out.dedup();
-        out
+        started.sort_unstable();
+        started.dedup();
+        KnownResets { seen: out, started }
     }
 
     fn birth(&self, sid: SeriesId, source: Source) -> Option<i64> {
@@ -393,7 +408,12 @@ impl<'a> Query<'a> {
         self.counter_series_with(sid, source, &self.forced(sid))
     }
 
-    fn counter_series_with(&self, sid: SeriesId, source: Source, forced: &[i64]) -> CounterPath {
+    fn counter_series_with(
+        &self,
+        sid: SeriesId,
+        source: Source,
+        forced: &KnownResets,
+    ) -> CounterPath {
         let s = self.store.series(sid);
         increases(
             s.times(),
@@ -594,11 +614,11 @@ impl<'a> Query<'a> {
             for &p in &parts {
                 let s = self.store.series(p);
                 if s.role() != Role::Sum {
-                    forced.extend(drops(s.times(), s.values()));
+                    forced.seen.extend(drops(s.times(), s.values()));
                 }
             }
-            forced.sort_unstable();
-            forced.dedup();
+            forced.seen.sort_unstable();
+            forced.seen.dedup();
             let path = |sid: SeriesId| self.counter_series_with(sid, r.source, &forced);
             let bucket_paths: Vec<CounterPath> = buckets.iter().map(|b| path(b.1)).collect();
             let count_path = inst.count.map(path);

@@ -90,10 +90,9 @@ fn header(r: &Report) -> Markup {
     let b = &r.bundle;
     let d = &r.deployment;
     let title = format!(
-        "{} on {} × {}",
+        "{} on {}",
         d.model.as_deref().unwrap_or("vLLM"),
-        d.gpus,
-        d.gpu_model.as_deref().unwrap_or("GPU")
+        d.hardware()
     );
     html! {
         header {
@@ -123,7 +122,7 @@ fn header(r: &Report) -> Markup {
                     @if let Some(v) = &d.vllm_version_stated { "; manifest says " (v) }
                 }
                 dt { "Model" } dd.mono { (d.model.as_deref().unwrap_or("—")) }
-                dt { "GPU" } dd { (d.gpus) " × " (d.gpu_model.as_deref().unwrap_or("—")) }
+                dt { "Hardware" } dd { (d.hardware()) @if d.device.as_deref() == Some("cpu") { " (a CPU server: no GPU, no DCGM)" } }
                 @if d.replicas.len() > 1 { dt { "Replicas" } dd.mono { (d.replicas.join(", ")) } }
                 dt { "Windows" } dd { (format_duration(r.settings.window_ms)) ", aligned to the clock (UTC)" }
                 dt { "Tool" } dd { "vLLM Lens " (r.tool_version) }
@@ -861,10 +860,10 @@ pub fn render(r: &Report) -> String {
                     (header(r))
                     nav.toc {
                         a href="#verdict" { "Verdict" }
-                        @if r.phases.len() > 1 { a href="#phases" { "Phases" } }
-                        a href="#capacity" { "Capacity" }
                         a href="#scorecard" { "Scorecard" }
                         a href="#what-to-do" { "What to do" }
+                        @if r.phases.len() > 1 { a href="#phases" { "Phases" } }
+                        a href="#capacity" { "Capacity" }
                         @if !r.alerts.is_empty() { a href="#what-to-watch" { "What to watch" } }
                         @for a in &r.analyses { a href=(format!("#step-{}", a.id)) { (a.title) } }
                         a href="#timeline" { "Timeline" }

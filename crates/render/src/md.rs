@@ -92,10 +92,9 @@ pub fn render(r: &Report) -> String {
     let d = &r.deployment;
     let _ = writeln!(
         o,
-        "## vLLM Lens: {} on {} × {}: {}\n",
+        "## vLLM Lens: {} on {}: {}\n",
         escape(d.model.as_deref().unwrap_or("vLLM")),
-        d.gpus,
-        escape(d.gpu_model.as_deref().unwrap_or("GPU")),
+        escape(&d.hardware()),
         words::verdict_word(r.verdict.status)
     );
     let _ = writeln!(o, "**{}**\n", escape(&r.verdict.headline));

@@ -378,6 +378,7 @@ pub fn generate(r: Resolved) -> Generated {
             gpu_count: Some(srv.replicas * srv.tensor_parallel),
             driver_version: Some(s.exporter.driver_version.clone()),
             engine_args: args,
+            device: None,
         }),
     };
     let mut manifest_json = serde_json::to_vec_pretty(&manifest).expect("manifest serialises");

@@ -5,7 +5,7 @@
 
 use vllm_lens_catalog::Signal;
 
-use super::{Ctx, finding, missing};
+use super::{Ctx, finding, missing, no_gpu};
 use crate::ids::FindingId as F;
 use crate::model::{Evidence, Finding, Severity};
 use crate::thresholds::{
@@ -115,11 +115,19 @@ pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
     let g = &ctx.summary.gpu;
     let estimated = estimated_utilisation(ctx.capacity);
     let Some(util) = g.gpu_util_pct_avg else {
-        out.push(missing(
-            F::HardwareDcgmMissing,
-            "GPU utilisation",
-            &[Signal::GpuUtil],
-        ));
+        out.push(if ctx.cpu_server {
+            no_gpu(
+                F::HardwareDcgmMissing,
+                "GPU utilisation",
+                &[Signal::GpuUtil],
+            )
+        } else {
+            missing(
+                F::HardwareDcgmMissing,
+                "GPU utilisation",
+                &[Signal::GpuUtil],
+            )
+        });
         if let Some((mfu, mbu)) = estimated {
             out.push(from_estimates(ctx, mfu, mbu));
         }

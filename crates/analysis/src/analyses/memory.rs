@@ -3,7 +3,7 @@
 
 use vllm_lens_catalog::Signal;
 
-use super::{Ctx, finding, missing};
+use super::{Ctx, finding, missing, no_gpu};
 use crate::ids::FindingId as F;
 use crate::model::{Finding, Severity};
 use crate::thresholds::{POOL_OVERSIZED_KV_PCT, VRAM_PREALLOCATED_PCT};
@@ -42,6 +42,11 @@ pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
             F::MemoryKvMissing,
             "KV-cache usage",
             &[Signal::KvUsage],
+        )),
+        (Some(_), None) if ctx.cpu_server => out.push(no_gpu(
+            F::MemoryVramMissing,
+            "VRAM used",
+            &[Signal::FbUsed, Signal::FbFree],
         )),
         (Some(_), None) => out.push(missing(
             F::MemoryVramMissing,
@@ -108,6 +113,11 @@ pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
                 &[],
             ));
         }
+        _ if ctx.cpu_server => out.push(no_gpu(
+            F::MemoryEnergyMissing,
+            "Tokens per joule",
+            &[Signal::Energy, Signal::Power],
+        )),
         _ => out.push(missing(
             F::MemoryEnergyMissing,
             "Tokens per joule",

@@ -86,6 +86,8 @@ pub(crate) struct Ctx<'a> {
     pub engine_v1: bool,
     /// The V0 lifetime prefix-cache hit rate at the end of the capture.
     pub prefix_lifetime: Option<f64>,
+    /// A CPU server, as the manifest states, with no GPU seen.
+    pub cpu_server: bool,
 }
 
 impl Ctx<'_> {
@@ -202,6 +204,15 @@ pub(crate) fn finding(
         evidence,
         action: prose::fill(text.action, vars),
     }
+}
+
+/// A "cannot say" finding for a GPU input on a CPU server: not missing,
+/// not applicable.
+pub(crate) fn no_gpu(id: FindingId, what: &str, signals: &[Signal]) -> Finding {
+    let mut f = missing(id, what, signals);
+    f.title = format!("{what}: a CPU server has no GPU to measure");
+    f.explanation = "The manifest says this server runs on the CPU (collect.sh --device cpu), and no GPU was seen: there is no dcgm-exporter to scrape, and the GPU's figures do not apply. The engine's own figures (steps 1 to 4) hold as on a GPU.".into();
+    f
 }
 
 /// A "cannot say" finding for a missing input.
