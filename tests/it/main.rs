@@ -26,7 +26,7 @@ mod parse;
 /// Keeps the decision to write our own parser honest: what `prometheus-parse` loses.
 mod prometheus_parse;
 /// Captures from a real vLLM (CPU build) against the client's own record.
-// mod real;
+mod real;
 /// The rendered report: golden HTML/Markdown/JSON, safety, size.
 mod render;
 /// The report model: golden expectations per sample, reference figures, schema.

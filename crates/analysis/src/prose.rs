@@ -82,7 +82,7 @@ pub(crate) fn finding(id: FindingId) -> FindingText {
             "",
         ),
         F::EfficiencyKvUsage => t(
-            "KV-cache usage is the share of the block pool vLLM allocated at start-up (sized by --gpu-memory-utilization), not of VRAM. Near 100 % new requests wait for blocks or running ones are preempted; far below it the pool has room for many more concurrent requests.",
+            "KV-cache usage is the share of the block pool vLLM allocated at start-up (sized by --gpu-memory-utilization; on a CPU server by VLLM_CPU_KVCACHE_SPACE), not of VRAM. Near 100 % new requests wait for blocks or running ones are preempted; far below it the pool has room for many more concurrent requests.",
             "{action}",
         ),
         F::EfficiencyNoPreemptions => t("The KV pool never ran out.", ""),

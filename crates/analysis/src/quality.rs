@@ -55,6 +55,16 @@ pub(crate) fn data_quality(
         (_, None) if era.mixed => "mixed: targets of different releases".to_string(),
         _ => "unknown".to_string(),
     };
+    // What the server said of itself (collect.sh asks `/version`).
+    let stated = loaded
+        .manifest
+        .as_ref()
+        .and_then(|m| m.environment.as_ref())
+        .and_then(|e| e.vllm_version.as_deref());
+    let version = match stated {
+        Some(v) => format!("{version}; the server says {v}"),
+        None => version,
+    };
     if era.mixed {
         notes.push(note(
             QualityKind::Version,

@@ -307,11 +307,15 @@ pub(crate) fn recommend(
         rules.push(r);
     }
 
-    // Queueing that an objective pays for: add replicas.
-    let capacity_fails = ctx.slo(SloId::QueueAtConcurrency) == Some(SloStatus::Fail)
-        || (ctx.slo_in_doubt(SloId::TtftP95)
-            && queue_share >= QUEUE_SHARE_FOR_REPLICAS
-            && queued.is_some());
+    // Queueing that an objective pays for: add replicas. Not while the
+    // admission cap is a setting below the objective with the KV cache
+    // nearly empty: raising it admits the load on this server.
+    let setting_caps = rules.iter().any(|r| r.id == RecId::RaiseMaxNumSeqs);
+    let capacity_fails = !setting_caps
+        && (ctx.slo(SloId::QueueAtConcurrency) == Some(SloStatus::Fail)
+            || (ctx.slo_in_doubt(SloId::TtftP95)
+                && queue_share >= QUEUE_SHARE_FOR_REPLICAS
+                && queued.is_some()));
     if capacity_fails {
         let mut r = rule(
             RecId::MoveToKserve,

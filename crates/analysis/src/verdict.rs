@@ -318,7 +318,7 @@ pub(crate) fn verdict(ctx: &Ctx<'_>, analyses: &[Analysis], timeline: &[Timeline
                 .to_string()
         }
         VerdictStatus::Healthy => format!(
-            "Healthy: {} met{}; the deployment needs no change.",
+            "Healthy: {} met{}; nothing needs to change to meet them.",
             if exercised == ctx.slo.len() {
                 "every objective is".to_string()
             } else {
@@ -484,13 +484,14 @@ fn phase_line(p: &Phase) -> String {
     // After the colon a sentence goes on in lower case (not "HTTP", "KV").
     let d = &p.description;
     let first_word = d.split(' ').next().unwrap_or_default();
-    let description = if first_word.chars().skip(1).any(char::is_lowercase) {
-        let mut c = d.chars();
-        c.next()
-            .map(|f| f.to_lowercase().chain(c).collect())
-            .unwrap_or_default()
-    } else {
-        d.clone()
-    };
+    let description =
+        if first_word.chars().count() == 1 || first_word.chars().skip(1).any(char::is_lowercase) {
+            let mut c = d.chars();
+            c.next()
+                .map(|f| f.to_lowercase().chain(c).collect())
+                .unwrap_or_default()
+        } else {
+            d.clone()
+        };
     format!("{} {kind}: {description}.", span(p.start_ms, p.end_ms))
 }

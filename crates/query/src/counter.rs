@@ -189,10 +189,13 @@ pub fn increases(
             // A restart across the gap: the new process counted `v` from
             // zero since it started; when that lies in the window of `t`,
             // the window holds all of it.
+            // The latest start known before `t`: a counter's `_created`
+            // (made when the engine was ready) is later, so tighter, than
+            // its process's `process_start_time_seconds`.
             let start = reset
                 .then(|| {
-                    let i = known.started.partition_point(|&s| s <= pt);
-                    known.started.get(i).copied().filter(|&s| s <= t)
+                    let i = known.started.partition_point(|&s| s <= t);
+                    known.started[..i].last().copied().filter(|&s| s > pt)
                 })
                 .flatten();
             match (start, grid.index(t)) {

@@ -367,7 +367,7 @@ impl<'a> Query<'a> {
 
     /// Known resets of one counter series: its target's restarts and changes
     /// of its own `_created`, with the new processes' start times.
-    fn forced(&self, sid: SeriesId) -> KnownResets {
+    pub fn known_resets(&self, sid: SeriesId) -> KnownResets {
         let s = self.store.series(sid);
         let mut out = self.restarts[s.target().0 as usize].clone();
         let mut started = self.started[s.target().0 as usize].clone();
@@ -405,7 +405,7 @@ impl<'a> Query<'a> {
 
     /// One counter series through the grid.
     pub fn counter_series(&self, sid: SeriesId, source: Source) -> CounterPath {
-        self.counter_series_with(sid, source, &self.forced(sid))
+        self.counter_series_with(sid, source, &self.known_resets(sid))
     }
 
     fn counter_series_with(
@@ -610,7 +610,7 @@ impl<'a> Query<'a> {
                 .collect();
             // One reset for the whole instance: any part dropping, or a
             // known restart / `_created` change.
-            let mut forced = self.forced(parts[0]);
+            let mut forced = self.known_resets(parts[0]);
             for &p in &parts {
                 let s = self.store.series(p);
                 if s.role() != Role::Sum {

@@ -111,14 +111,24 @@ pub fn render(r: &Report) -> String {
     };
     let _ = writeln!(
         o,
-        "Bundle {}{}, {captured}; vLLM {} ({} engine, inferred); vLLM Lens {}.\n",
+        "Bundle {}{}, {captured}; vLLM {}; vLLM Lens {}.\n",
         escape(&b.name),
         b.sha256.as_deref().map_or(String::new(), |h| format!(
             " (SHA-256 {})",
             escape(h.get(..12).unwrap_or(h))
         )),
-        escape(d.vllm_versions.as_deref().unwrap_or("version unknown")),
-        escape(&d.vllm_engine),
+        escape(&match &d.vllm_version_stated {
+            Some(v) => format!(
+                "{v} (as the server says; {} engine, its metrics fit {})",
+                d.vllm_engine,
+                d.vllm_versions.as_deref().unwrap_or("no known release")
+            ),
+            None => format!(
+                "{} ({} engine, inferred)",
+                d.vllm_versions.as_deref().unwrap_or("version unknown"),
+                d.vllm_engine
+            ),
+        }),
         escape(&r.tool_version)
     );
     if !r.verdict.narrative.is_empty() {
@@ -193,11 +203,18 @@ pub fn render(r: &Report) -> String {
             })
             .collect()
     } else {
-        let in_flight = r
-            .phases
-            .first()
-            .filter(|_| r.phases.len() == 1)
-            .and_then(|p| p.in_flight_avg);
+        // Running + waiting, averaged over the whole capture.
+        let e = &r.summary.efficiency;
+        let in_flight = e
+            .running_avg
+            .zip(e.waiting_avg)
+            .map(|(run, wait)| run + wait)
+            .or_else(|| {
+                r.phases
+                    .first()
+                    .filter(|_| r.phases.len() == 1)
+                    .and_then(|p| p.in_flight_avg)
+            });
         vec![(
             "whole capture".to_string(),
             key_figures(&r.summary, in_flight),
