@@ -631,3 +631,50 @@ fn the_restart_matches_the_client() {
         ev.value
     );
 }
+
+/// Refused requests and clients that hang up are what users lose outside
+/// the engine's error + abort objective: the verdict says so (at risk, not
+/// healthy) and the advice names both, with the client's own counts.
+#[test]
+fn refused_requests_and_hang_ups_reach_the_verdict() {
+    use vllm_lens_core::analysis::RecId;
+    use vllm_lens_core::analysis::model::VerdictStatus;
+    for c in captures() {
+        let timeouts = c.requests.iter().filter(|r| r.outcome == "timeout").count();
+        let refused = c
+            .requests
+            .iter()
+            .filter(|r| r.status.is_some_and(|s| (400..500).contains(&s)))
+            .count();
+        let r = report(&c);
+        let ids: Vec<RecId> = r.recommendations.iter().map(|x| x.id).collect();
+        let answered = c.requests.iter().filter(|r| r.status == Some(200)).count();
+        let hang_ups = 100.0 * timeouts as f64 / answered as f64 >= 0.5;
+        assert_eq!(
+            ids.contains(&RecId::AlignClientTimeouts),
+            hang_ups,
+            "{}: {timeouts} time-outs; {ids:?}",
+            c.name
+        );
+        let http = 100.0 * refused as f64 / c.requests.len() as f64 >= 1.0;
+        assert_eq!(
+            ids.contains(&RecId::InvestigateHttpErrors),
+            http,
+            "{}: {refused} refused; {ids:?}",
+            c.name
+        );
+        if hang_ups || http {
+            assert_eq!(r.verdict.status, VerdictStatus::AtRisk, "{}", c.name);
+            assert!(
+                r.verdict.headline.contains("hung up") == hang_ups,
+                "{}",
+                c.name
+            );
+            assert!(r.verdict.headline.contains("4xx") == http, "{}", c.name);
+        }
+        println!(
+            "{}: {timeouts} client time-outs, {refused} refused; verdict {:?}: {}",
+            c.name, r.verdict.status, r.verdict.headline
+        );
+    }
+}

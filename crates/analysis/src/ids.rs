@@ -273,6 +273,10 @@ string_enum! {
         EnablePrefixCaching = "enable_prefix_caching",
         /// The shared prefix is shorter than one KV block.
         ShrinkBlockSize = "shrink_block_size",
+        /// Many HTTP requests were answered 4xx or 5xx outside an error burst.
+        InvestigateHttpErrors = "investigate_http_errors",
+        /// Clients hang up before their answers finish.
+        AlignClientTimeouts = "align_client_timeouts",
     }
 }
 

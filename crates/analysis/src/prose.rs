@@ -357,6 +357,18 @@ pub(crate) fn rec(id: RecId) -> RecText {
             "Start vLLM with a smaller --block-size (16 on GPUs; the CPU backend defaults to 128), or lengthen the shared part of the prompt to a multiple of the block size.",
             "Smaller blocks cost a little more bookkeeping per token; on the CPU backend the block size also affects the attention kernels' speed.",
         ),
+        R::InvestigateHttpErrors => r(
+            "Find the requests the server refused or failed",
+            "{http} of HTTP requests were answered 4xx or 5xx ({r4xx} 4xx and {r5xx} 5xx per minute) while {engine} of finished requests ended in error or abort: {where}",
+            "Read the API server's access log (or the gateway's) for those status codes and the clients that sent them. A 400 is a malformed request or a parameter out of range (a prompt longer than --max-model-len, an unknown field), a 404 a wrong path or model name, a 429 or 503 overload; 5xx failed in the server.",
+            "4xx are the clients' mistakes, not the server's: the deployment may need no change, but the users behind those requests got no answer.",
+        ),
+        R::AlignClientTimeouts => r(
+            "Give clients a deadline their answers can meet",
+            "About {n} requests ({share} of finished requests) were answered 2xx but never finished in the engine: their clients hung up before the answer was complete.",
+            "Compare the clients' time-out with the longest answers they ask for: after a first token in {ttft} (mean), each further token takes {itl} (mean), so a deadline allows about {per_second} tokens per second. Raise the time-out or lower max_tokens to fit it (vLLM records max_tokens only for requests that finish, so the requests cut off are not in its histogram); vLLM stops a request when its client goes, so the cost is answers users never saw.",
+            "The figure is an estimate (HTTP 2xx on completion handlers minus finished requests); a proxy that retries can inflate it.",
+        ),
         R::EnablePrefixCaching => r(
             "Turn prefix caching on",
             "Prefix caching is off, so every prompt is computed in full, the text every request shares included, while time to first token is in doubt.",

@@ -481,6 +481,107 @@ pub(crate) fn recommend(
         rules.push(r);
     }
 
+    // HTTP errors beyond the objective's line, outside an error burst (the
+    // burst has its own advice).
+    let severity = |f: FindingId| {
+        analyses
+            .iter()
+            .flat_map(|a| a.findings.iter())
+            .find(|x| x.id == f)
+            .map(|x| x.severity)
+    };
+    let o = &s.outcomes;
+    let burst = ctx
+        .phases
+        .iter()
+        .any(|p| p.kind == crate::ids::PhaseKind::Burst);
+    if severity(FindingId::OutcomesHttpErrors) == Some(crate::model::Severity::Fail) && !burst {
+        let per = |k: &str| o.http_per_min_by_status.get(k).copied();
+        let engine = o.error_abort_pct.unwrap_or(0.0);
+        let where_ = if o.http_error_pct.is_some_and(|h| h > engine * 1.5) {
+            "more requests fail at the HTTP layer than in the engine, so most never reached it."
+        } else {
+            "the HTTP errors track the engine's own."
+        };
+        let mut r = rule(
+            RecId::InvestigateHttpErrors,
+            vec![(A::Reliability, 1.0)],
+            vec![
+                ("http", pct(o.http_error_pct)),
+                ("r4xx", per("4xx").map_or("0".into(), num)),
+                ("r5xx", per("5xx").map_or("0".into(), num)),
+                ("engine", pct(o.error_abort_pct)),
+                ("where", where_.to_string()),
+            ],
+            Confidence::High,
+        );
+        r.evidence = vec![
+            ctx.ev(
+                "HTTP 4xx + 5xx",
+                o.http_error_pct,
+                "%",
+                &[Signal::HttpRequests],
+            ),
+            ctx.ev("HTTP 4xx", per("4xx"), "per min", &[Signal::HttpRequests]),
+            ctx.ev("HTTP 5xx", per("5xx"), "per min", &[Signal::HttpRequests]),
+            ctx.ev(
+                "engine error + abort",
+                o.error_abort_pct,
+                "%",
+                &[Signal::FinishedRequests],
+            ),
+        ];
+        rules.push(r);
+    }
+
+    // Clients that hang up before their answers finish.
+    if severity(FindingId::OutcomesClientDisconnects) == Some(crate::model::Severity::Warn)
+        && let Some(n) = o.client_disconnects
+    {
+        let w = &s.workload;
+        let minutes = (s.window_end_ms - s.window_start_ms) as f64 / 60_000.0;
+        let finished = w.requests_per_min.map(|r| r * minutes);
+        let share = finished.filter(|f| *f > 0.0).map(|f| 100.0 * n / f);
+        let itl = s.latency.inter_token_ms;
+        let mut r = rule(
+            RecId::AlignClientTimeouts,
+            vec![(A::Reliability, 1.0), (A::Quality, 1.0)],
+            vec![
+                ("n", num(n.round())),
+                ("share", pct(share)),
+                ("ttft", s.latency.ttft_ms.map_or("?".into(), ms_text)),
+                ("itl", itl.map_or("?".into(), ms_text)),
+                (
+                    "per_second",
+                    itl.filter(|i| *i > 0.0)
+                        .map_or("?".into(), |i| num((1000.0 / i).round())),
+                ),
+            ],
+            Confidence::Medium,
+        );
+        r.evidence = vec![
+            ctx.ev(
+                "client disconnects (estimated)",
+                Some(n),
+                "requests",
+                &[Signal::HttpRequests, Signal::FinishedRequests],
+            ),
+            ctx.ev(
+                "share of finished requests",
+                share,
+                "%",
+                &[Signal::HttpRequests, Signal::FinishedRequests],
+            ),
+            ctx.ev(
+                "max_tokens (mean)",
+                w.avg_max_tokens,
+                "tokens",
+                &[Signal::MaxTokens],
+            ),
+        ];
+        rules.push(r);
+    }
+
     // The API server.
     if fired(FindingId::LatencyFrontendOverhead) && ctx.slo_in_doubt(SloId::TtftP95) {
         let mut r = rule(

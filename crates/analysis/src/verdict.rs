@@ -295,6 +295,33 @@ pub(crate) fn verdict(ctx: &Ctx<'_>, analyses: &[Analysis], timeline: &[Timeline
                 .map_or("?".into(), |x| format!("{x:.1} % errors + aborts"))
         ));
     }
+    // What users lost outside the objectives: refused requests, clients
+    // that hung up (each a finding at its warning line).
+    let severity = |id: FindingId| {
+        analyses
+            .iter()
+            .flat_map(|a| a.findings.iter())
+            .find(|f| f.id == id)
+            .map(|f| f.severity)
+    };
+    let o = &ctx.summary.outcomes;
+    let burst = ctx.phases.iter().any(|p| p.kind == PhaseKind::Burst);
+    if severity(FindingId::OutcomesHttpErrors) == Some(crate::model::Severity::Fail)
+        && !burst
+        && let Some(h) = o.http_error_pct
+    {
+        risks.push(format!(
+            "{h:.1} % of HTTP requests were answered 4xx or 5xx"
+        ));
+    }
+    if severity(FindingId::OutcomesClientDisconnects) == Some(crate::model::Severity::Warn)
+        && let Some(n) = o.client_disconnects
+    {
+        risks.push(format!(
+            "about {} clients hung up before their answers finished",
+            num(n.round())
+        ));
+    }
     let status = if !failing.is_empty() {
         VerdictStatus::Failing
     } else if !risks.is_empty() {
