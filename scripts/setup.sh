@@ -1,7 +1,16 @@
 #!/bin/sh
 # Installs what building and testing need, skipping what is present.
 # Only the package registries are used; nothing prebuilt is downloaded.
+#   scripts/setup.sh       everything scripts/test.sh needs
+#   scripts/setup.sh web   only what building the browser app needs (the
+#                          wasm32 target, trunk, wasm-bindgen, wasm-opt):
+#                          what scripts/demo.sh uses
 set -eu
+mode=${1:-all}
+case "$mode" in
+    all | web) ;;
+    *) echo "usage: scripts/setup.sh [web]" >&2; exit 2 ;;
+esac
 
 if ! rustup target list --installed 2>/dev/null | grep -qx 'wasm32-unknown-unknown'; then
     echo "setup: adding the wasm32-unknown-unknown target" >&2
@@ -10,7 +19,7 @@ fi
 
 # Prometheus and promtool (Debian's package, 2.42) are the oracle the tests
 # hold our figures against. The packaged service is never left running.
-if ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2>&1; then
+if [ "$mode" = all ] && { ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2>&1; }; then
     echo "setup: installing Debian's prometheus package (the test oracle)" >&2
     sudo=""
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
@@ -22,7 +31,7 @@ fi
 # The fuzz targets (fuzz/, docs/errors.md): cargo-fuzz 0.13.2 from
 # crates.io. They run on the nightly toolchain where the machine has one;
 # no toolchain is ever fetched (scripts/fuzz.sh falls back to stable).
-if ! command -v cargo-fuzz >/dev/null 2>&1 || ! cargo-fuzz --version | grep -q ' 0\.13\.2'; then
+if [ "$mode" = all ] && { ! command -v cargo-fuzz >/dev/null 2>&1 || ! cargo-fuzz --version | grep -q ' 0\.13\.2'; }; then
     echo "setup: installing cargo-fuzz 0.13.2" >&2
     cargo install cargo-fuzz --version 0.13.2 --locked
 fi
@@ -39,9 +48,16 @@ if ! command -v wasm-bindgen >/dev/null 2>&1 || ! wasm-bindgen --version | grep 
     echo "setup: installing wasm-bindgen-cli 0.2.130" >&2
     cargo install wasm-bindgen-cli --version 0.2.130
 fi
-if [ ! -x web/tools/node_modules/.bin/wasm-opt ] || [ ! -d web/tools/node_modules/playwright-core ]; then
-    echo "setup: installing binaryen and playwright-core from npm (web/tools)" >&2
+if [ ! -x web/tools/node_modules/.bin/wasm-opt ]; then
+    echo "setup: installing binaryen's wasm-opt from npm (web/tools)" >&2
     (cd web/tools && npm install --no-audit --no-fund --silent)
+fi
+if [ "$mode" = web ]; then
+    exit 0
+fi
+if [ ! -d web/tests/node_modules/playwright-core ]; then
+    echo "setup: installing playwright-core from npm (web/tests; it never downloads a browser)" >&2
+    (cd web/tests && npm install --no-audit --no-fund --silent)
 fi
 if ! command -v chromium >/dev/null 2>&1; then
     echo "setup: installing Debian's chromium (browser tests)" >&2

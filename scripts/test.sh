@@ -11,6 +11,7 @@ scripts/setup.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 VLLM_LENS_ORACLE=require VLLM_LENS_REQUIRE_TOOLS=1 cargo test --workspace
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 cargo build -p vllm-lens-core --target wasm32-unknown-unknown
 # The fuzz targets build and run 30 s each (docs/errors.md).
 scripts/fuzz.sh 30

@@ -11,7 +11,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::support::{root, temp_dir};
+use crate::support::{lacks, root, temp_dir};
 
 /// The reference sample's scrapes, by target, in time order.
 fn sample_scrapes() -> BTreeMap<String, Vec<String>> {
@@ -210,17 +210,9 @@ fn report_json(bundle: &Path) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).expect("json")
 }
 
-fn tool(name: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {name}")])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 #[test]
 fn scrape_mode_records_every_scrape_and_the_unreachable_target() {
-    if !tool("curl") || !tool("zip") {
-        eprintln!("collect: curl or zip missing; skipped");
+    if lacks("collect::scrape_mode", &["curl", "zip"]) {
         return;
     }
     let s = serve();
@@ -281,14 +273,26 @@ fn scrape_mode_records_every_scrape_and_the_unreachable_target() {
     assert!(hits.iter().any(|h| h == "/vllm/version"));
 }
 
-#[test]
-fn ctrl_c_still_writes_the_bundle() {
-    if !tool("curl") || !tool("tar") {
+/// Starts collect.sh for 60 s, stops it with `signal` after ~2.6 s, and
+/// checks that it wrote what it had captured. The child's SIGINT is reset
+/// to its default first (by Perl, in every Debian base system): a test
+/// runner started as a background job of a non-interactive shell passes
+/// SIGINT on ignored, and POSIX `sh` cannot trap a signal ignored on entry.
+fn stops_cleanly_on(signal: &str) {
+    if lacks(
+        &format!("collect::stops_cleanly_on_{signal}"),
+        &["curl", "tar", "perl"],
+    ) {
         return;
     }
     let s = serve();
-    let dir = temp_dir("collect-interrupt");
-    let mut child = Command::new("sh")
+    let dir = temp_dir(&format!("collect-{signal}"));
+    let mut child = Command::new("perl")
+        .args([
+            "-e",
+            "$SIG{INT} = 'DEFAULT'; exec @ARGV or die \"exec: $!\"",
+        ])
+        .arg("sh")
         .arg(root().join("scripts/collect.sh"))
         .args([
             "--vllm",
@@ -306,7 +310,7 @@ fn ctrl_c_still_writes_the_bundle() {
         .expect("starts");
     std::thread::sleep(std::time::Duration::from_millis(2600));
     let _ = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([&format!("-{signal}"), &child.id().to_string()])
         .status();
     let mut err = String::new();
     child
@@ -316,18 +320,28 @@ fn ctrl_c_still_writes_the_bundle() {
         .read_to_string(&mut err)
         .expect("read");
     let status = child.wait().expect("exits");
-    assert!(status.success(), "{err}");
-    assert!(err.contains("stopped"), "{err}");
+    assert!(status.success(), "SIG{signal}: {err}");
+    assert!(err.contains("stopped"), "SIG{signal}: {err}");
     let r = report_json(&dir.join("bundle.tar.gz"));
     let n = r["bundle"]["targets"][0]["scrapes"]
         .as_u64()
         .expect("scrapes");
-    assert!((2..10).contains(&n), "{n} scrapes before Ctrl-C");
+    assert!((2..10).contains(&n), "{n} scrapes before SIG{signal}");
+}
+
+#[test]
+fn ctrl_c_still_writes_the_bundle() {
+    stops_cleanly_on("INT");
+}
+
+#[test]
+fn sigterm_still_writes_the_bundle() {
+    stops_cleanly_on("TERM");
 }
 
 #[test]
 fn prometheus_mode_exports_what_the_analyses_need() {
-    if !tool("curl") || !tool("zip") {
+    if lacks("collect::prometheus_mode", &["curl", "zip"]) {
         return;
     }
     let s = serve();
@@ -377,7 +391,7 @@ fn prometheus_mode_exports_what_the_analyses_need() {
 
 #[test]
 fn kubectl_mode_scrapes_through_the_api_proxy() {
-    if !tool("curl") || !tool("zip") {
+    if lacks("collect::kubectl_mode", &["curl", "zip"]) {
         return;
     }
     let s = serve();
@@ -461,11 +475,7 @@ fn collect_sh_is_shellcheck_clean_and_documents_itself() {
     }
     let bad = collect(&["--interval", "x", "--vllm", "http://x"], &root(), None);
     assert_eq!(bad.status.code(), Some(2));
-    if !tool("shellcheck") {
-        assert!(
-            std::env::var("VLLM_LENS_REQUIRE_TOOLS").is_err(),
-            "shellcheck is not installed (scripts/setup.sh installs it)"
-        );
+    if lacks("collect::shellcheck", &["shellcheck"]) {
         return;
     }
     let o = Command::new("shellcheck")
@@ -477,7 +487,7 @@ fn collect_sh_is_shellcheck_clean_and_documents_itself() {
 
 #[test]
 fn nvidia_smi_mode_samples_the_gpus_without_dcgm() {
-    if !tool("curl") || !tool("zip") {
+    if lacks("collect::nvidia_smi_mode", &["curl", "zip"]) {
         return;
     }
     let s = serve();

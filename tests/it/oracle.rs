@@ -29,29 +29,21 @@ use vllm_lens_core::query::{Query, Settings};
 use vllm_lens_core::store::{SeriesId, Store, TargetId};
 
 use crate::engine::load_sample;
-use crate::support::temp_dir;
+use crate::support::{lacks, temp_dir};
 
-fn have(tool: &str) -> bool {
-    Command::new(tool)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-/// False (with a message) when Prometheus is not installed and not required.
+/// False (recorded as skipped) when Prometheus is not installed and not
+/// required (`VLLM_LENS_ORACLE=require`, `CI` or `VLLM_LENS_REQUIRE_TOOLS`).
 fn oracle_available() -> bool {
-    if have("promtool") && have("prometheus") {
+    let required = std::env::var("VLLM_LENS_ORACLE").is_ok_and(|v| v == "require");
+    let tools = ["promtool", "prometheus"];
+    if required {
+        assert!(
+            !crate::support::lacks_quietly(&tools),
+            "VLLM_LENS_ORACLE=require but promtool/prometheus are not installed (apt-get install prometheus)"
+        );
         return true;
     }
-    let required = std::env::var("VLLM_LENS_ORACLE").is_ok_and(|v| v == "require");
-    assert!(
-        !required,
-        "VLLM_LENS_ORACLE=require but promtool/prometheus are not installed (apt-get install prometheus)"
-    );
-    eprintln!("oracle: promtool/prometheus not installed; skipped (scripts/test.sh installs them)");
-    false
+    !lacks("oracle (Prometheus 2.42)", &tools)
 }
 
 struct Prometheus {

@@ -140,3 +140,51 @@ pub fn write_tree(dir: &Path, files: &[(String, Vec<u8>)]) {
         std::fs::write(p, bytes).expect("write");
     }
 }
+
+/// True when a tool `test` needs is not installed. The test then passes
+/// without running, and is listed in `<target>/tmp/skipped-tests.txt`,
+/// which `scripts/check.sh` and `scripts/test.sh` print at their end. With
+/// `CI` or `VLLM_LENS_REQUIRE_TOOLS` set a missing tool fails the test.
+pub fn lacks(test: &str, tools: &[&str]) -> bool {
+    let missing = missing(tools);
+    if missing.is_empty() {
+        return false;
+    }
+    let required =
+        std::env::var_os("CI").is_some() || std::env::var_os("VLLM_LENS_REQUIRE_TOOLS").is_some();
+    assert!(
+        !required,
+        "{test}: {} not installed (scripts/setup.sh installs what the tests need)",
+        missing.join(", ")
+    );
+    let line = format!("{test}: skipped, {} not installed\n", missing.join(", "));
+    eprint!("{line}");
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("skipped-tests.txt");
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+    {
+        let _ = f.write_all(line.as_bytes());
+    }
+    true
+}
+
+/// The tools among `tools` that are not on the PATH.
+fn missing<'a>(tools: &[&'a str]) -> Vec<&'a str> {
+    tools
+        .iter()
+        .copied()
+        .filter(|t| {
+            !std::process::Command::new("sh")
+                .args(["-c", &format!("command -v {t}")])
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .collect()
+}
+
+/// True when a tool is missing, with no record (the caller decides).
+pub fn lacks_quietly(tools: &[&str]) -> bool {
+    !missing(tools).is_empty()
+}

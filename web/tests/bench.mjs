@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
-const { chromium } = require('../tools/node_modules/playwright-core');
+const { chromium } = require('./node_modules/playwright-core');
 const [distDir, ...bundles] = process.argv.slice(2);
 const root = resolve(new URL('../..', import.meta.url).pathname);
 const cli = process.env.VLLM_LENS_BIN || join(root, 'target/release/vllm-lens');

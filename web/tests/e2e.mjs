@@ -13,7 +13,7 @@ import { createRequire } from 'node:module';
 import { execFileSync } from 'node:child_process';
 
 const require = createRequire(import.meta.url);
-const { chromium } = require('../tools/node_modules/playwright-core');
+const { chromium } = require('./node_modules/playwright-core');
 
 const [distDir, cliDir, dayZip, nativeDaySeconds] = process.argv.slice(2);
 const root = resolve(new URL('../..', import.meta.url).pathname);

@@ -54,7 +54,7 @@ fn push_time(ms: i64, out: &mut String) {
     let _ = write!(out, "{}.{:03}", ms.div_euclid(1000), ms.rem_euclid(1000));
 }
 
-/// What [`write`] did.
+/// What [`write()`] did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Written {
     /// Families written.

@@ -1,7 +1,7 @@
 /*!
 Rendering the report model, shared by the CLI and the page: one
-self-contained HTML file ([`html`]), a Markdown summary ([`md`]) and JSON
-([`json`]). Deterministic: the same report gives the same bytes on every
+self-contained HTML file ([`html()`]), a Markdown summary ([`markdown()`]) and JSON
+([`json()`]). Deterministic: the same report gives the same bytes on every
 platform (no clock, no text measurement, no hash-map order).
 
 * [`svg`]: our own small SVG chart module (lines, stacked areas, thresholds,
