@@ -3,6 +3,6 @@
 # each the whole app in one file. Tools come from PATH and web/tools.
 set -eu
 cd "$(dirname "$0")/.."
-PATH="$PWD/web/tools/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+PATH="$PWD/web/tools/node_modules/.bin:${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}/bin:$PATH"
 export PATH
 trunk build --release

@@ -64,23 +64,10 @@ enum Command {
         before: String,
         /// The capture after the change.
         after: String,
-        /// Write the comparison as one self-contained HTML file (`-` for stdout).
-        #[arg(short = 'o', long = "output", value_name = "FILE")]
-        output: Option<String>,
-        /// Write the comparison as JSON (`-` for stdout).
-        #[arg(long, value_name = "FILE")]
-        json: Option<String>,
-        /// Write a Markdown summary (`-` for stdout).
-        #[arg(long, value_name = "FILE")]
-        md: Option<String>,
-        /// Window width: 15s to 1h.
-        #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = parse_window)]
-        window: i64,
-        /// An SLO threshold, NAME=VALUE (repeatable), as for `report`.
-        #[arg(long = "slo", value_name = "NAME=VALUE")]
-        slo: Vec<String>,
         #[command(flatten)]
-        facts: FactArgs,
+        out: OutputArgs,
+        #[command(flatten)]
+        analysis: AnalysisArgs,
         #[command(flatten)]
         limits: LimitArgs,
     },
@@ -91,21 +78,10 @@ enum Command {
     Report {
         /// A .zip, .tar.gz/.tgz, .tar, a folder, a single scrape file, or `-` for stdin.
         bundle: String,
-        /// Write the report as one self-contained HTML file (`-` for stdout).
-        #[arg(short = 'o', long = "output", value_name = "FILE")]
-        output: Option<String>,
-        /// Write the report model as JSON to this file (`-` for stdout).
-        #[arg(long, value_name = "FILE")]
-        json: Option<String>,
-        /// Write a Markdown summary for a ticket to this file (`-` for stdout).
-        #[arg(long, value_name = "FILE")]
-        md: Option<String>,
-        /// Window width: 15s to 1h.
-        #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = parse_window)]
-        window: i64,
-        /// An SLO threshold, NAME=VALUE (repeatable): ttft-p95=300ms, itl-p95=50ms, queue-at=12, error-abort=0.5%.
-        #[arg(long = "slo", value_name = "NAME=VALUE")]
-        slo: Vec<String>,
+        #[command(flatten)]
+        out: OutputArgs,
+        #[command(flatten)]
+        analysis: AnalysisArgs,
         /// Exit with 1 when an SLO fails (proven; "cannot tell" does not).
         #[arg(long)]
         fail_on_slo: bool,
@@ -114,10 +90,52 @@ enum Command {
         #[arg(long)]
         redact: bool,
         #[command(flatten)]
-        facts: FactArgs,
-        #[command(flatten)]
         limits: LimitArgs,
     },
+}
+
+/// Where the result goes: any of the three, or none for a summary in the
+/// terminal (`report` and `compare` share them).
+#[derive(Args)]
+struct OutputArgs {
+    /// Write it as one self-contained HTML file (`-` for stdout).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<String>,
+    /// Write it as JSON (`-` for stdout).
+    #[arg(long, value_name = "FILE")]
+    json: Option<String>,
+    /// Write a Markdown summary for a ticket (`-` for stdout).
+    #[arg(long, value_name = "FILE")]
+    md: Option<String>,
+}
+
+/// How a bundle is cut into windows and judged (`report` and `compare`
+/// share them).
+#[derive(Args)]
+struct AnalysisArgs {
+    /// Window width: 15s to 1h.
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = parse_window)]
+    window: i64,
+    /// An SLO threshold, NAME=VALUE (repeatable): ttft-p95=300ms, itl-p95=50ms, queue-at=12, error-abort=0.5%.
+    #[arg(long = "slo", value_name = "NAME=VALUE")]
+    slo: Vec<String>,
+    #[command(flatten)]
+    facts: FactArgs,
+}
+
+impl AnalysisArgs {
+    /// The analysis settings these flags give.
+    fn settings(&self) -> anyhow::Result<vllm_lens_core::analysis::Settings> {
+        let mut settings = vllm_lens_core::analysis::Settings {
+            window_ms: self.window,
+            ..Default::default()
+        };
+        self.facts.apply(&mut settings);
+        for s in &self.slo {
+            apply_slo(&mut settings.slo, s)?;
+        }
+        Ok(settings)
+    }
 }
 
 /// What the user knows that `/metrics` does not say.
@@ -294,22 +312,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Compare {
             before,
             after,
-            output,
-            json,
-            md,
-            window,
-            slo,
-            facts,
+            out,
+            analysis,
             limits,
         } => {
-            let mut settings = vllm_lens_core::analysis::Settings {
-                window_ms: window,
-                ..Default::default()
-            };
-            facts.apply(&mut settings);
-            for s in &slo {
-                apply_slo(&mut settings.slo, s)?;
-            }
+            let settings = analysis.settings()?;
             let mut reports = Vec::new();
             for path in [&before, &after] {
                 let (loaded, sha256) = input::load_with_digest(path, &limits.options())?;
@@ -325,11 +332,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let c = vllm_lens_core::analysis::compare::compare(&reports[0], &reports[1]);
             let outputs = [
                 (
-                    output.as_deref(),
+                    out.output.as_deref(),
                     vllm_lens_core::render::compare::html as fn(&_) -> String,
                 ),
-                (json.as_deref(), vllm_lens_core::render::compare::json),
-                (md.as_deref(), vllm_lens_core::render::compare::markdown),
+                (out.json.as_deref(), vllm_lens_core::render::compare::json),
+                (out.md.as_deref(), vllm_lens_core::render::compare::markdown),
             ];
             emit(&c, &outputs, vllm_lens_core::render::compare::markdown)?;
             Ok(ExitCode::SUCCESS)
@@ -374,24 +381,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Report {
             bundle,
-            output,
-            json,
-            md,
-            window,
-            slo,
+            out,
+            analysis,
             fail_on_slo,
             redact,
-            facts,
             limits,
         } => {
-            let mut settings = vllm_lens_core::analysis::Settings {
-                window_ms: window,
-                ..Default::default()
-            };
-            facts.apply(&mut settings);
-            for s in &slo {
-                apply_slo(&mut settings.slo, s)?;
-            }
+            let settings = analysis.settings()?;
             let (loaded, sha256) = input::load_with_digest(&bundle, &limits.options())?;
             let meta = vllm_lens_core::analysis::BundleMeta {
                 name: bundle.clone(),
@@ -411,11 +407,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             print_diagnostics(&loaded, redactor.as_ref());
             let outputs = [
                 (
-                    output.as_deref(),
+                    out.output.as_deref(),
                     vllm_lens_core::render::html as fn(&_) -> String,
                 ),
-                (json.as_deref(), vllm_lens_core::render::json),
-                (md.as_deref(), vllm_lens_core::render::markdown),
+                (out.json.as_deref(), vllm_lens_core::render::json),
+                (out.md.as_deref(), vllm_lens_core::render::markdown),
             ];
             emit(&report, &outputs, vllm_lens_core::report::to_text)?;
             let failed = report

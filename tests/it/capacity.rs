@@ -8,11 +8,10 @@ use vllm_lens_core::analysis::model::{BindingLimit, Report};
 use vllm_lens_core::analysis::{BundleMeta, FindingId, Settings, SloId, analyse};
 use vllm_lens_core::{Input, MemoryFiles, Options, load};
 
-use crate::engine::load_sample;
-use crate::support::{T0, root};
+use crate::support::{T0, root, sample_report};
 
 fn report_with(name: &str, settings: &Settings) -> Report {
-    analyse(&load_sample(name), &BundleMeta::default(), settings).expect("report")
+    sample_report(name, settings)
 }
 
 fn report(name: &str) -> Report {

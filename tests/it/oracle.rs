@@ -633,7 +633,8 @@ fn jitter_gaps_extrapolation_is_measured() {
     let catalogue = Catalogue::resolve(store);
     let q = Query::new(store, &catalogue, Settings::default()).expect("grid");
     let prom = Prometheus::start(name, store);
-    let mut worst: f64 = 0.0;
+    // The largest difference per family, %.
+    let mut worst: BTreeMap<String, f64> = BTreeMap::new();
     let mut lines = Vec::new();
     for signal in [Signal::GenerationTokens, Signal::Energy] {
         let ours = q.counter(signal);
@@ -655,7 +656,8 @@ fn jitter_gaps_extrapolation_is_measured() {
             let ours_rate = x.rate().expect("rate");
             if let Some(theirs) = theirs {
                 let d = (theirs - ours_rate) / ours_rate * 100.0;
-                worst = worst.max(d.abs());
+                let e = worst.entry(fam.clone()).or_default();
+                *e = e.max(d.abs());
                 lines.push(format!(
                     "{fam} w{w}: ours {ours_rate:.3}/s over {:.1} s, Prometheus rate[1m] {theirs:.3}/s ({d:+.2} %)",
                     x.covered_ms as f64 / 1000.0
@@ -664,8 +666,17 @@ fn jitter_gaps_extrapolation_is_measured() {
         }
     }
     println!("{}", lines.join("\n"));
-    println!("jitter-gaps: largest difference from Prometheus' rate[1m]: {worst:.2} %");
-    assert!(!lines.is_empty());
+    println!("jitter-gaps: largest difference from Prometheus' rate[1m]: {worst:.2?} %");
+    // What ARCHITECTURE.md states: generated tokens/s within 1.1 % (the
+    // jitter alone), DCGM energy up to 35 % (its 30-s refresh), and never 0:
+    // the comparison saw the extrapolation it documents.
+    let generated = worst["vllm:generation_tokens_total"];
+    let energy = worst["DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"];
+    assert!(
+        generated > 0.0 && generated <= 1.1,
+        "generated tokens/s: {generated} %"
+    );
+    assert!(energy > 5.0 && energy <= 35.0, "energy: {energy} %");
 }
 
 /// The parts of a snippet's text the oracle needs: an alert's `for:` (ms)

@@ -8,33 +8,10 @@ use vllm_lens_core::analysis::{BundleMeta, Report, Settings, analyse};
 use vllm_lens_core::render;
 use vllm_lens_core::{Input, Options, load};
 
-use crate::engine::load_sample;
-use crate::support::{root, zip};
-
-const SAMPLES: [&str; 10] = [
-    "a10g-qwen3b-ramp",
-    "saturated",
-    "rag-prefill-bound",
-    "truncation",
-    "errors-aborts",
-    "pod-restart",
-    "two-replicas-rr",
-    "v0-legacy",
-    "no-prof-fields",
-    "jitter-gaps",
-];
+use crate::support::{SAMPLES, root, sample_report, zip};
 
 fn report(name: &str) -> Report {
-    let loaded = load_sample(name);
-    analyse(
-        &loaded,
-        &BundleMeta {
-            name: format!("{name}.zip"),
-            sha256: None,
-        },
-        &Settings::default(),
-    )
-    .expect("report")
+    sample_report(name, &Settings::default())
 }
 
 fn golden(file: &str, fresh: &str) {

@@ -188,3 +188,34 @@ fn missing<'a>(tools: &[&'a str]) -> Vec<&'a str> {
 pub fn lacks_quietly(tools: &[&str]) -> bool {
     !missing(tools).is_empty()
 }
+
+/// The ten single-capture samples (the before/after pairs and `day` aside).
+pub const SAMPLES: [&str; 10] = [
+    "a10g-qwen3b-ramp",
+    "saturated",
+    "rag-prefill-bound",
+    "truncation",
+    "errors-aborts",
+    "pod-restart",
+    "two-replicas-rr",
+    "v0-legacy",
+    "no-prof-fields",
+    "jitter-gaps",
+];
+
+/// The report of `samples/<name>.zip` under `settings`, the bundle named as
+/// the CLI names it.
+pub fn sample_report(
+    name: &str,
+    settings: &vllm_lens_core::analysis::Settings,
+) -> vllm_lens_core::analysis::model::Report {
+    vllm_lens_core::analysis::analyse(
+        &crate::engine::load_sample(name),
+        &vllm_lens_core::analysis::BundleMeta {
+            name: format!("{name}.zip"),
+            sha256: None,
+        },
+        settings,
+    )
+    .expect("report")
+}

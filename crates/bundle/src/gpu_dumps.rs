@@ -48,6 +48,16 @@ const fn scaled(name: &'static str, scale: f64) -> Field {
     }
 }
 
+/// What a dump's column holds.
+enum Column {
+    /// Not a value (the GPU index, the date, the time).
+    Skip,
+    /// A DCGM field.
+    Field(Field),
+    /// A value with no DCGM field: noted, not read.
+    Unmapped,
+}
+
 /// Collects samples per field, then prints them grouped by family.
 #[derive(Default)]
 struct Writer {
@@ -85,6 +95,35 @@ impl Writer {
             let _ = write!(body, " {t}");
         }
         body.push('\n');
+    }
+
+    /// One dump row: each cell under a column that maps to a DCGM field
+    /// becomes a sample; columns that map to none are noted once.
+    fn row(
+        &mut self,
+        columns: &[String],
+        cells: &[&str],
+        labels: &[(&str, String)],
+        time_ms: Option<i64>,
+        field_of: impl Fn(&str) -> Column,
+        unmapped: &mut Vec<String>,
+    ) {
+        for (column, cell) in columns.iter().zip(cells) {
+            match field_of(column) {
+                Column::Skip => {}
+                Column::Field(field) => {
+                    if let Some(v) = number(cell) {
+                        self.sample(field, labels, v, time_ms);
+                    }
+                }
+                Column::Unmapped => {
+                    if !unmapped.contains(column) {
+                        unmapped.push(column.clone());
+                    }
+                }
+            }
+        }
+        self.rows += 1;
     }
 
     fn finish(self, mut out: Converted) -> Converted {
@@ -375,24 +414,17 @@ fn nvidia_smi_dmon(text: &str, base_ms: Option<i64>, delay_ms: i64) -> Converted
         };
         let labels: Vec<(&str, String)> =
             vec![("gpu", gpu.clone()), ("device", format!("nvidia{gpu}"))];
-        for (c, column) in columns.iter().enumerate() {
-            if matches!(column.as_str(), "gpu" | "Date" | "Time") {
-                continue;
-            }
-            match dmon_field(column) {
-                Some(field) => {
-                    if let Some(v) = number(cells[c]) {
-                        writer.sample(field, &labels, v, time);
-                    }
-                }
-                None => {
-                    if !unmapped.contains(column) {
-                        unmapped.push(column.clone());
-                    }
-                }
-            }
-        }
-        writer.rows += 1;
+        writer.row(
+            &columns,
+            &cells,
+            &labels,
+            time,
+            |column| match column {
+                "gpu" | "Date" | "Time" => Column::Skip,
+                c => dmon_field(c).map_or(Column::Unmapped, Column::Field),
+            },
+            &mut unmapped,
+        );
     }
     if !unmapped.is_empty() {
         out.notes.push(format!(
@@ -515,21 +547,14 @@ fn dcgmi_dmon(text: &str, base_ms: Option<i64>, delay_ms: i64) -> Converted {
         } else {
             vec![("dcgm_entity", entity.clone())]
         };
-        for (c, column) in columns.iter().enumerate() {
-            match dcgmi_field(column) {
-                Some(field) => {
-                    if let Some(v) = number(cells[c]) {
-                        writer.sample(field, &labels, v, time);
-                    }
-                }
-                None => {
-                    if !unmapped.contains(column) {
-                        unmapped.push(column.clone());
-                    }
-                }
-            }
-        }
-        writer.rows += 1;
+        writer.row(
+            &columns,
+            cells,
+            &labels,
+            time,
+            |column| dcgmi_field(column).map_or(Column::Unmapped, Column::Field),
+            &mut unmapped,
+        );
     }
     if !unmapped.is_empty() {
         out.notes.push(format!(
