@@ -41,12 +41,16 @@ fi
 # Chromium driver from npm (never Debian's binaryen, never a downloaded
 # browser), Debian's chromium for the browser tests.
 if ! command -v trunk >/dev/null 2>&1 || ! trunk --version | grep -q ' 0\.21\.14'; then
-    echo "setup: installing trunk 0.21.14" >&2
-    cargo install trunk --version 0.21.14 --locked
+    # trunk only orchestrates the build: a debug build of it compiles in
+    # 4 min instead of 9.5 on 2 cores and builds the app as fast (measured).
+    echo "setup: installing trunk 0.21.14 (building it from source: about 4 min on 2 cores)" >&2
+    cargo install trunk --version 0.21.14 --locked --debug
 fi
 if ! command -v wasm-bindgen >/dev/null 2>&1 || ! wasm-bindgen --version | grep -q ' 0\.2\.130'; then
-    echo "setup: installing wasm-bindgen-cli 0.2.130" >&2
-    cargo install wasm-bindgen-cli --version 0.2.130
+    # Debug as well: 1.5 min to build instead of 3, and the app it makes is
+    # byte for byte the same.
+    echo "setup: installing wasm-bindgen-cli 0.2.130 (building it from source: about 1.5 min)" >&2
+    cargo install wasm-bindgen-cli --version 0.2.130 --debug
 fi
 if [ ! -x web/tools/node_modules/.bin/wasm-opt ]; then
     echo "setup: installing binaryen's wasm-opt from npm (web/tools)" >&2

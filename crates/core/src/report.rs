@@ -23,15 +23,25 @@ pub fn to_text(r: &Report) -> String {
     let _ = writeln!(out, "\nvLLM Lens report: {}", b.name);
     let _ = writeln!(
         out,
-        "  {} from {}, {}; vLLM {} ({}), model {}, {}",
+        "  {} from {}, {}; vLLM {}, model {}, {}",
         b.duration_ms.map_or("?".into(), format_duration),
         b.start_ms.map_or("?".into(), format_rfc3339),
         b.scrape_interval_ms.map_or("?".into(), |ms| format!(
             "every {:.0} s",
             ms as f64 / 1000.0
         )),
-        d.vllm_versions.as_deref().unwrap_or("version unknown"),
-        d.vllm_engine,
+        match &d.vllm_version_stated {
+            Some(v) => format!(
+                "{v} (as the server says; {}, its metrics fit {})",
+                d.vllm_engine,
+                d.vllm_versions.as_deref().unwrap_or("no known release")
+            ),
+            None => format!(
+                "{} ({})",
+                d.vllm_versions.as_deref().unwrap_or("version unknown"),
+                d.vllm_engine
+            ),
+        },
         d.model.as_deref().unwrap_or("?"),
         d.hardware(),
     );
