@@ -364,16 +364,22 @@ const GAUGES: [Signal; 9] = [
     Signal::Power,
 ];
 
+/// The engine read as Prometheus reads: a series born mid-capture is not
+/// counted from zero (ARCHITECTURE.md, "Our windows and Prometheus'").
+fn as_prometheus<'a>(store: &'a Store, catalogue: &'a Catalogue) -> Query<'a> {
+    let settings = Settings {
+        count_series_births: false,
+        ..Settings::default()
+    };
+    Query::new(store, catalogue, settings).expect("grid")
+}
+
 /// Compares every figure of one bundle; returns the tally.
 fn compare(name: &str) -> Tally {
     let loaded = load_sample(name);
     let store = &loaded.store;
     let catalogue = Catalogue::resolve(store);
-    let settings = Settings {
-        count_series_births: false,
-        ..Settings::default()
-    };
-    let q = Query::new(store, &catalogue, settings).expect("grid");
+    let q = as_prometheus(store, &catalogue);
     let prom = Prometheus::start(name, store);
     let mut tally = Tally::default();
 
@@ -959,11 +965,7 @@ fn restart_window_increase(old_last: f64, new_first: f64) -> (f64, Option<f64>) 
     let loaded = restart_bundle(old_last, new_first);
     let store = &loaded.store;
     let catalogue = Catalogue::resolve(store);
-    let settings = Settings {
-        count_series_births: false,
-        ..Settings::default()
-    };
-    let q = Query::new(store, &catalogue, settings).expect("grid");
+    let q = as_prometheus(store, &catalogue);
     let r = catalogue.get(Signal::FinishedRequests);
     let sid = r.series().next().expect("the counter");
     let path = q.counter_series(sid, r.source);

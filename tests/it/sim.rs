@@ -10,23 +10,18 @@ use vllm_lens_sim::scenario::Scenario;
 use vllm_lens_sim::truth::Window;
 use vllm_lens_sim::{Generated, generate, zip_bundle};
 
-/// The committed scenarios (all but `day`, which is generated on demand).
-const COMMITTED: &[&str] = &[
-    "a10g-qwen3b-ramp",
-    "saturated",
-    "rag-prefill-bound",
-    "truncation",
-    "errors-aborts",
-    "pod-restart",
-    "two-replicas-rr",
-    "v0-legacy",
-    "no-prof-fields",
-    "jitter-gaps",
+/// The before/after pairs (`samples/pairs.json`).
+const PAIRS: [&str; 4] = [
     "pair-max-tokens-before",
     "pair-max-tokens-after",
     "pair-fp8-before",
     "pair-fp8-after",
 ];
+
+/// The committed scenarios (all but `day`, which is generated on demand).
+fn committed() -> impl Iterator<Item = &'static str> {
+    crate::support::SAMPLES.into_iter().chain(PAIRS)
+}
 
 fn scenario_path(name: &str) -> PathBuf {
     crate::support::root().join(format!("samples/scenarios/{name}.toml"))
@@ -58,7 +53,7 @@ fn truth_json(g: &Generated) -> Vec<u8> {
 fn committed_samples_are_reproducible() {
     let root = crate::support::root().join("samples");
     let mut differ = Vec::new();
-    for name in COMMITTED {
+    for name in committed() {
         let g = run(name);
         let zip = zip_bundle(&g);
         let truth = truth_json(&g);
@@ -71,7 +66,7 @@ fn committed_samples_are_reproducible() {
         if std::fs::read(&zip_path).ok() != Some(zip.clone())
             || std::fs::read(&truth_path).ok() != Some(truth)
         {
-            differ.push(*name);
+            differ.push(name);
         }
         assert!(zip.len() < 3_000_000, "{name}: {} bytes", zip.len());
     }
@@ -93,7 +88,7 @@ fn generation_is_deterministic() {
 /// loads with no warning or error.
 #[test]
 fn every_scrape_parses_cleanly() {
-    for name in COMMITTED {
+    for name in committed() {
         let g = run(name);
         let mut samples = 0;
         for (path, bytes) in &g.files {

@@ -135,6 +135,23 @@ impl Deployment {
             self.gpu_model.as_deref().unwrap_or("GPU ?")
         )
     }
+
+    /// The release, for a header: what the server states (collect.sh asks
+    /// `/version`) with the range its metrics fit, or the inferred range.
+    pub fn version_text(&self) -> String {
+        match &self.vllm_version_stated {
+            Some(v) => format!(
+                "{v} (as the server says; {} engine, its metrics fit {})",
+                self.vllm_engine,
+                self.vllm_versions.as_deref().unwrap_or("no known release")
+            ),
+            None => format!(
+                "{} ({} engine, inferred)",
+                self.vllm_versions.as_deref().unwrap_or("version unknown"),
+                self.vllm_engine
+            ),
+        }
+    }
 }
 
 /// Settings echoed.
@@ -976,4 +993,17 @@ pub struct Capacity {
     pub rejections: Option<Rejections>,
     /// Why figures are missing, and what they rest on.
     pub notes: Vec<String>,
+}
+
+/// Finding `id` among `analyses`, if it fired.
+pub fn finding_of(analyses: &[Analysis], id: FindingId) -> Option<&Finding> {
+    analyses
+        .iter()
+        .flat_map(|a| a.findings.iter())
+        .find(|f| f.id == id)
+}
+
+/// The severity of finding `id` among `analyses`, if it fired.
+pub fn severity_of(analyses: &[Analysis], id: FindingId) -> Option<Severity> {
+    finding_of(analyses, id).map(|f| f.severity)
 }

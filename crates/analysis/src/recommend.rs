@@ -483,13 +483,7 @@ pub(crate) fn recommend(
 
     // HTTP errors beyond the objective's line, outside an error burst (the
     // burst has its own advice).
-    let severity = |f: FindingId| {
-        analyses
-            .iter()
-            .flat_map(|a| a.findings.iter())
-            .find(|x| x.id == f)
-            .map(|x| x.severity)
-    };
+    let severity = |id: FindingId| crate::model::severity_of(analyses, id);
     let o = &s.outcomes;
     let burst = ctx
         .phases
@@ -515,33 +509,20 @@ pub(crate) fn recommend(
             ],
             Confidence::High,
         );
-        r.evidence = vec![
-            ctx.ev(
-                "HTTP 4xx + 5xx",
-                o.http_error_pct,
-                "%",
-                &[Signal::HttpRequests],
-            ),
-            ctx.ev("HTTP 4xx", per("4xx"), "per min", &[Signal::HttpRequests]),
-            ctx.ev("HTTP 5xx", per("5xx"), "per min", &[Signal::HttpRequests]),
-            ctx.ev(
-                "engine error + abort",
-                o.error_abort_pct,
-                "%",
-                &[Signal::FinishedRequests],
-            ),
-        ];
+        // The finding's own evidence.
+        r.evidence = crate::model::finding_of(analyses, FindingId::OutcomesHttpErrors)
+            .map(|f| f.evidence.clone())
+            .unwrap_or_default();
         rules.push(r);
     }
 
-    // Clients that hang up before their answers finish.
-    if severity(FindingId::OutcomesClientDisconnects) == Some(crate::model::Severity::Warn)
+    // Clients that hang up before their answers finish: the finding's own
+    // evidence (the estimate and its share of finished requests).
+    if let Some(f) = crate::model::finding_of(analyses, FindingId::OutcomesClientDisconnects)
+        .filter(|f| f.severity == crate::model::Severity::Warn)
         && let Some(n) = o.client_disconnects
     {
-        let w = &s.workload;
-        let minutes = (s.window_end_ms - s.window_start_ms) as f64 / 60_000.0;
-        let finished = w.requests_per_min.map(|r| r * minutes);
-        let share = finished.filter(|f| *f > 0.0).map(|f| 100.0 * n / f);
+        let share = f.evidence.get(1).and_then(|e| e.value);
         let itl = s.latency.inter_token_ms;
         let mut r = rule(
             RecId::AlignClientTimeouts,
@@ -559,26 +540,13 @@ pub(crate) fn recommend(
             ],
             Confidence::Medium,
         );
-        r.evidence = vec![
-            ctx.ev(
-                "client disconnects (estimated)",
-                Some(n),
-                "requests",
-                &[Signal::HttpRequests, Signal::FinishedRequests],
-            ),
-            ctx.ev(
-                "share of finished requests",
-                share,
-                "%",
-                &[Signal::HttpRequests, Signal::FinishedRequests],
-            ),
-            ctx.ev(
-                "max_tokens (mean)",
-                w.avg_max_tokens,
-                "tokens",
-                &[Signal::MaxTokens],
-            ),
-        ];
+        r.evidence = f.evidence.iter().take(2).cloned().collect();
+        r.evidence.push(ctx.ev(
+            "inter-token latency (mean)",
+            itl,
+            "ms",
+            &[Signal::InterTokenLatency],
+        ));
         rules.push(r);
     }
 

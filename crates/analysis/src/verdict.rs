@@ -297,13 +297,7 @@ pub(crate) fn verdict(ctx: &Ctx<'_>, analyses: &[Analysis], timeline: &[Timeline
     }
     // What users lost outside the objectives: refused requests, clients
     // that hung up (each a finding at its warning line).
-    let severity = |id: FindingId| {
-        analyses
-            .iter()
-            .flat_map(|a| a.findings.iter())
-            .find(|f| f.id == id)
-            .map(|f| f.severity)
-    };
+    let severity = |id: FindingId| crate::model::severity_of(analyses, id);
     let o = &ctx.summary.outcomes;
     let burst = ctx.phases.iter().any(|p| p.kind == PhaseKind::Burst);
     if severity(FindingId::OutcomesHttpErrors) == Some(crate::model::Severity::Fail)

@@ -30,18 +30,7 @@ pub fn to_text(r: &Report) -> String {
             "every {:.0} s",
             ms as f64 / 1000.0
         )),
-        match &d.vllm_version_stated {
-            Some(v) => format!(
-                "{v} (as the server says; {}, its metrics fit {})",
-                d.vllm_engine,
-                d.vllm_versions.as_deref().unwrap_or("no known release")
-            ),
-            None => format!(
-                "{} ({})",
-                d.vllm_versions.as_deref().unwrap_or("version unknown"),
-                d.vllm_engine
-            ),
-        },
+        d.version_text(),
         d.model.as_deref().unwrap_or("?"),
         d.hardware(),
     );

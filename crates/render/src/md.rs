@@ -117,18 +117,7 @@ pub fn render(r: &Report) -> String {
             " (SHA-256 {})",
             escape(h.get(..12).unwrap_or(h))
         )),
-        escape(&match &d.vllm_version_stated {
-            Some(v) => format!(
-                "{v} (as the server says; {} engine, its metrics fit {})",
-                d.vllm_engine,
-                d.vllm_versions.as_deref().unwrap_or("no known release")
-            ),
-            None => format!(
-                "{} ({} engine, inferred)",
-                d.vllm_versions.as_deref().unwrap_or("version unknown"),
-                d.vllm_engine
-            ),
-        }),
+        escape(&d.version_text()),
         escape(&r.tool_version)
     );
     if !r.verdict.narrative.is_empty() {
