@@ -83,6 +83,36 @@ fn the_core_does_no_io() {
     }
 }
 
+/// Every path ARCHITECTURE.md names in backticks (a token with a `/`,
+/// not a URL path, a pattern or a bundle's inner path) exists in the tree.
+#[test]
+fn architecture_md_names_only_paths_that_exist() {
+    let text = std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for (i, token) in text.split('`').enumerate() {
+        // Odd pieces are inside backticks.
+        if i % 2 == 0 || token.contains(char::is_whitespace) || !token.contains('/') {
+            continue;
+        }
+        let pattern = token.contains(['<', '>', '*', '{', '}', '$', ':', '='])
+            || token.starts_with('/')
+            || token.starts_with("..");
+        if pattern {
+            continue;
+        }
+        checked += 1;
+        if !root().join(token.trim_end_matches('/')).exists() {
+            missing.push(token.to_string());
+        }
+    }
+    assert!(checked >= 40, "only {checked} paths found");
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md names paths that do not exist: {missing:?}"
+    );
+}
+
 #[test]
 fn architecture_md_maps_every_crate_and_folder() {
     let doc = std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
