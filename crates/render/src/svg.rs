@@ -221,6 +221,19 @@ fn band(upper: &[Option<(f64, f64)>], lower: &[Option<(f64, f64)>]) -> String {
     d.trim_start().to_string()
 }
 
+/// The horizontal grid with its y labels, and both axes, of a plot area
+/// `ph` high (shared by every chart).
+fn grid_and_axes(y_ticks: &[f64], y_of: impl Fn(f64) -> f64, ph: f64) -> Markup {
+    html! {
+        @for t in y_ticks {
+            line.grid x1=(f(LEFT)) x2=(f(W - RIGHT)) y1=(f(y_of(*t))) y2=(f(y_of(*t))) {}
+            text.ylab x=(f(LEFT - 6.0)) y=(f(y_of(*t) + 4.0)) text-anchor="end" { (axis_number(*t)) }
+        }
+        line.axis x1=(f(LEFT)) x2=(f(LEFT)) y1=(f(TOP)) y2=(f(TOP + ph)) {}
+        line.axis x1=(f(LEFT)) x2=(f(W - RIGHT)) y1=(f(TOP + ph)) y2=(f(TOP + ph)) {}
+    }
+}
+
 /// Renders a chart; `None` when no series has a value (the caller shows
 /// "no data" instead).
 pub fn render(chart: &Chart) -> Option<Markup> {
@@ -309,12 +322,7 @@ pub fn render(chart: &Chart) -> Option<Markup> {
             svg viewBox=(format!("0 0 {W} {H}")) role="img" aria-label=(svg_title) {
                 title { (svg_title) }
                 // Grid and y axis.
-                @for t in &y_ticks {
-                    line.grid x1=(f(LEFT)) x2=(f(W - RIGHT)) y1=(f(y_of(*t))) y2=(f(y_of(*t))) {}
-                    text.ylab x=(f(LEFT - 6.0)) y=(f(y_of(*t) + 4.0)) text-anchor="end" { (axis_number(*t)) }
-                }
-                line.axis x1=(f(LEFT)) x2=(f(LEFT)) y1=(f(TOP)) y2=(f(TOP + ph)) {}
-                line.axis x1=(f(LEFT)) x2=(f(W - RIGHT)) y1=(f(TOP + ph)) y2=(f(TOP + ph)) {}
+                (grid_and_axes(&y_ticks, y_of, ph))
                 @for t in &x_ticks {
                     @let x = LEFT + (*t - t0) as f64 / span * pw;
                     line.tick x1=(f(x)) x2=(f(x)) y1=(f(TOP + ph)) y2=(f(TOP + ph + 4.0)) {}
@@ -458,12 +466,7 @@ pub fn render_ranges(c: &RangeChart) -> Option<Markup> {
             figcaption { (c.title) span.unit { " · " (c.unit) } }
             svg viewBox=(format!("0 0 {W} {H}")) role="img" aria-label=(svg_title) {
                 title { (svg_title) }
-                @for t in &y_ticks {
-                    line.grid x1=(f(LEFT)) x2=(f(W - RIGHT)) y1=(f(y_of(*t))) y2=(f(y_of(*t))) {}
-                    text.ylab x=(f(LEFT - 6.0)) y=(f(y_of(*t) + 4.0)) text-anchor="end" { (axis_number(*t)) }
-                }
-                line.axis x1=(f(LEFT)) x2=(f(LEFT)) y1=(f(TOP)) y2=(f(TOP + ph)) {}
-                line.axis x1=(f(LEFT)) x2=(f(W - RIGHT)) y1=(f(TOP + ph)) y2=(f(TOP + ph)) {}
+                (grid_and_axes(&y_ticks, y_of, ph))
                 @for t in &x_ticks {
                     line.tick x1=(f(x_of(*t))) x2=(f(x_of(*t))) y1=(f(TOP + ph)) y2=(f(TOP + ph + 4.0)) {}
                     text.xlab x=(f(x_of(*t))) y=(f(TOP + ph + 16.0)) text-anchor="middle" { (axis_number(*t)) }
