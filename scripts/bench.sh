@@ -19,8 +19,11 @@ echo "## Native, one run on $(nproc) cores ($(date -u +%Y-%m-%d))"
 "${CARGO_TARGET_DIR:-target}/release/vllm-lens-bench" "$work/day.zip" "$work/fleet-hour.zip"
 
 # The browser: drop-to-report, peak WASM memory, longest main-thread task.
-scripts/web-build.sh >/dev/null 2>&1
+# The production app plus two timing hooks (web crate feature `bench`),
+# built apart from dist/.
+bench_dist="${CARGO_TARGET_DIR:-target}/web-bench"
+scripts/web-build.sh --features bench --dist "$bench_dist" >/dev/null 2>&1
 echo
 echo "## In headless Chromium (the one-file build from file://)"
-node web/tests/bench.mjs dist "$work/day.zip" "$work/fleet-hour.zip"
+node web/tests/bench.mjs "$bench_dist" "$work/day.zip" "$work/fleet-hour.zip"
 rm -rf "$work"

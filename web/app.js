@@ -15,18 +15,41 @@
   };
   const mb = (n) => (n / 1048576).toFixed(n < 10485760 ? 1 : 0) + ' MiB';
 
-  function settings() {
-    return {
-      window_ms: Number($('window').value),
-      ttft_p95_ms: Number($('ttft').value),
-      itl_p95_ms: Number($('itl').value),
-      queue_concurrency: Number($('queue').value),
-      error_abort_pct: Number($('errab').value),
-      // Optional facts: an empty field is "not given".
-      gpu_hour_cost: optional('cost'),
-      shared_prefix_tokens: optional('prefix'),
-      model_bytes: optional('weights') === null ? null : optional('weights') * 1e9,
-    };
+  // The form's fields and where each sits in the core's Settings (JSON);
+  // the defaults come from the core when the worker is ready.
+  const FIELDS = [
+    ['window', ['window_ms']],
+    ['ttft', ['slo', 'ttft_p95_ms']],
+    ['itl', ['slo', 'itl_p95_ms']],
+    ['queue', ['slo', 'queue_concurrency']],
+    ['errab', ['slo', 'error_abort_pct']],
+  ];
+
+  // Once, when the worker first starts (a restarted worker keeps what the
+  // user typed).
+  function fillDefaults(defaults) {
+    if (state.filled) return;
+    state.filled = true;
+    for (const [id, path] of FIELDS) {
+      const v = path.reduce((o, k) => (o == null ? o : o[k]), defaults);
+      if (v != null) $(id).value = String(v);
+    }
+  }
+
+  // What the worker is asked for: the settings (a field left empty takes
+  // the core's default; optional facts left empty are "not given").
+  function request() {
+    const settings = { slo: {} };
+    for (const [id, path] of FIELDS) {
+      const v = optional(id);
+      if (v === null) continue;
+      if (path.length === 1) settings[path[0]] = v; else settings[path[0]][path[1]] = v;
+    }
+    settings.gpu_hour_cost = optional('cost');
+    settings.shared_prefix_tokens = optional('prefix');
+    const gb = optional('weights');
+    settings.model_bytes = gb === null ? null : gb * 1e9;
+    return { settings };
   }
 
   function optional(id) {
@@ -34,23 +57,22 @@
     return v === '' || !Number.isFinite(Number(v)) ? null : Number(v);
   }
 
-  function workerSource() {
-    let glue = $('vllm-lens-glue').textContent;
-    glue = glue
-      .replace(/import\.meta\.url/g, 'self.location.href')
-      .replace(/^export default /gm, 'const __vllmLensDefault = ')
-      .replace(/^export \{[^}]*\};?$/gm, '')
-      .replace(/^export /gm, '');
-    return glue + '\n' + $('vllm-lens-worker').textContent;
-  }
-
   function startWorker() {
     if (state.worker) state.worker.terminate();
-    const url = URL.createObjectURL(new Blob([workerSource()], { type: 'text/javascript' }));
+    // The worker script (the wasm-bindgen glue and web/worker.js, as
+    // web/pack.mjs put them together) runs from a Blob: the page is one
+    // file, and works from file://.
+    const source = $('vllm-lens-worker').textContent;
+    const url = URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
     const w = new Worker(url);
     URL.revokeObjectURL(url);
     w.onmessage = onMessage;
-    w.onerror = (e) => { showError(e.message || 'the analysis stopped unexpectedly', []); startWorker(); };
+    // A worker that failed after it was ready is started again; one that
+    // cannot start at all is not (that would loop), and the page says so.
+    w.onerror = (e) => {
+      showError(e.message || 'the analysis stopped unexpectedly', []);
+      if (state.ready) { startWorker(); } else { status('The analysis engine could not start in this browser.'); setState('error'); }
+    };
     state.ready = false;
     w.postMessage({ type: 'init', wasm: $('vllm-lens-wasm').textContent.trim() });
     state.worker = w;
@@ -75,6 +97,9 @@
     const m = event.data;
     if (m.type === 'ready') {
       $('version').textContent = 'vLLM Lens ' + m.version;
+      state.defaults = m.defaults;
+      state.sampleName = m.sample;
+      fillDefaults(m.defaults);
       state.ready = true;
       if (document.body.dataset.state === 'starting') setState('idle');
       if (state.pending) { const p = state.pending; state.pending = null; p(); }
@@ -123,7 +148,7 @@
 
   function run(message, transfer) {
     setState('loading');
-    const go = () => state.worker.postMessage(Object.assign({ settings: settings() }, message), transfer || []);
+    const go = () => state.worker.postMessage(Object.assign(request(), message), transfer || []);
     if (!state.ready) state.pending = go; else go();
   }
 
@@ -226,8 +251,8 @@
     drop.addEventListener('drop', onDrop);
     $('input').addEventListener('change', (e) => load([...e.target.files].map((f) => ({ file: f, path: f.name }))));
     $('folder').addEventListener('change', (e) => load([...e.target.files].map((f) => ({ file: f, path: f.webkitRelativePath || f.name }))));
-    $('sample').addEventListener('click', () => { state.started = performance.now(); state.name = 'a10g-qwen3b-ramp.zip'; status('Analysing the sample…'); run({ type: 'sample' }); });
-    $('settings').addEventListener('change', () => { if (state.rendered) { state.started = performance.now(); setState('loading'); state.worker.postMessage({ type: 'render', settings: settings() }); } });
+    $('sample').addEventListener('click', () => { state.started = performance.now(); state.name = state.sampleName; status('Analysing the sample…'); run({ type: 'sample' }); });
+    $('settings').addEventListener('change', () => { if (state.rendered) { state.started = performance.now(); setState('loading'); state.worker.postMessage(Object.assign(request(), { type: 'render' })); } });
     $('settings').addEventListener('submit', (e) => e.preventDefault());
     $('dl-html').addEventListener('click', () => download(state.rendered.html, base() + '.report.html', 'text/html'));
     $('dl-json').addEventListener('click', () => download(state.rendered.json, base() + '.report.json', 'application/json'));

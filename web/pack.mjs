@@ -1,8 +1,9 @@
 // Trunk's post-build step: turns trunk's output (index.html, the
 // wasm-bindgen glue and the .wasm) into one self-contained HTML file that
-// works from file:// with no request but the document itself: the glue and
-// the worker code as inert text the page turns into a Blob worker, the wasm
-// as base64, the page's script inline. Writes index.html and vllm-lens.html
+// works from file:// with no request but the document itself: the worker
+// script (the glue as wasm-bindgen wrote it for `no-modules`, then
+// web/worker.js, neither changed) as inert text the page starts as a
+// worker from a Blob, the wasm as base64, the page's script inline. Writes index.html and vllm-lens.html
 // in the staging folder and removes the loose .js/.wasm. Fails above 3 MB.
 import { readFileSync, writeFileSync, readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
@@ -40,8 +41,7 @@ if (!html.includes(marker)) {
   process.exit(1);
 }
 const inline =
-  `<script type="text/plain" id="vllm-lens-glue">${glue}</script>\n` +
-  `<script type="text/plain" id="vllm-lens-worker">${worker}</script>\n` +
+  `<script type="text/plain" id="vllm-lens-worker">${glue}\n${worker}</script>\n` +
   `<script type="text/plain" id="vllm-lens-wasm">${wasm}</script>\n` +
   `<script>${app}</script>`;
 html = html.replace(marker, () => inline);

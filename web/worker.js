@@ -1,8 +1,15 @@
-// The Web Worker's own code, appended to the wasm-bindgen glue (with its
-// `export` keywords removed) to form the worker script. The page hands it
-// the wasm (base64) once, then bundles; it keeps the loaded bundle in a
-// Session and renders the report for any settings without re-reading it.
+// The Web Worker's own code. web/pack.mjs appends it, unchanged, to the
+// wasm-bindgen glue, also unchanged: together they form the worker script.
+// The glue is wasm-bindgen's `no-modules` output, which defines one global,
+// `wasm_bindgen`, with `initSync` and the crate's exports: a classic
+// worker, because Chromium refuses a module worker from a Blob on a page
+// opened from file:// (tried: the worker fails before its first line). The
+// page hands it the wasm (base64) once, then bundles; it keeps the loaded
+// bundle in a Session and renders the report for any settings without
+// re-reading it.
+const { initSync, Session, compare_sessions, default_settings, sample_bundle, sample_name, version } = wasm_bindgen;
 let vllmLensSession = null;
+let vllmLensExports = null; // the wasm instance's exports, from initSync
 let vllmLensPair = null;
 let vllmLensLoadMs = 0;
 let vllmLensDigestBy = null; // 'webcrypto' or 'wasm': who hashed the last bundle
@@ -14,13 +21,14 @@ function vllmLensDecode(b64) {
   return out;
 }
 
-function vllmLensRender(settings, t0) {
+function vllmLensRender(options, t0) {
+  const settings = JSON.stringify(options.settings);
   const r = vllmLensPair
-    ? compare_sessions(vllmLensPair[0], vllmLensPair[1], JSON.stringify(settings))
-    : vllmLensSession.report(JSON.stringify(settings));
+    ? compare_sessions(vllmLensPair[0], vllmLensPair[1], settings)
+    : vllmLensSession.report(settings);
   self.postMessage({
     type: 'report', html: r.html, ms: performance.now() - t0,
-    wasmBytes: wasm.memory.buffer.byteLength,
+    wasmBytes: vllmLensExports.memory.buffer.byteLength,
     loadMs: vllmLensLoadMs,
     digestBy: vllmLensDigestBy,
   });
@@ -102,16 +110,16 @@ async function vllmLensHandle(event) {
   const t0 = performance.now();
   try {
     if (m.type === 'init') {
-      initSync({ module: vllmLensDecode(m.wasm) });
+      vllmLensExports = initSync({ module: vllmLensDecode(m.wasm) });
       vllmLensWarmUp();
-      self.postMessage({ type: 'ready', version: version() });
+      self.postMessage({ type: 'ready', version: version(), sample: sample_name(), defaults: JSON.parse(default_settings()) });
     } else if (m.type === 'load-bytes') {
       vllmLensReplace(await vllmLensLoad(m.name, new Uint8Array(m.buffer)));
       vllmLensLoadMs = performance.now() - t0;
-      vllmLensRender(m.settings, t0);
+      vllmLensRender(m, t0);
     } else if (m.type === 'load-files') {
       vllmLensReplace(Session.from_files(m.name, m.paths, m.buffers.map((b) => new Uint8Array(b))));
-      vllmLensRender(m.settings, t0);
+      vllmLensRender(m, t0);
     } else if (m.type === 'load-pair') {
       const a = await vllmLensLoad(m.names[0], new Uint8Array(m.buffers[0]));
       const b = await vllmLensLoad(m.names[1], new Uint8Array(m.buffers[1]));
@@ -119,12 +127,12 @@ async function vllmLensHandle(event) {
       vllmLensPair = [a, b];
       const diags = JSON.parse(a.diagnostics()).concat(JSON.parse(b.diagnostics()));
       self.postMessage({ type: 'loaded', diagnostics: JSON.stringify(diags) });
-      vllmLensRender(m.settings, t0);
+      vllmLensRender(m, t0);
     } else if (m.type === 'sample') {
       vllmLensReplace(new Session(sample_name(), sample_bundle()));
-      vllmLensRender(m.settings, t0);
+      vllmLensRender(m, t0);
     } else if (m.type === 'render') {
-      if (vllmLensSession || vllmLensPair) vllmLensRender(m.settings, t0);
+      if (vllmLensSession || vllmLensPair) vllmLensRender(m, t0);
     }
   } catch (err) {
     self.postMessage({ type: 'error', message: String((err && err.message) || err), fatal: err instanceof WebAssembly.RuntimeError });

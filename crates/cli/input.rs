@@ -7,15 +7,11 @@ use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
 use anyhow::Context;
-use vllm_lens_core::{FileInfo, FileSource, Input, Loaded, Options, load};
+use vllm_lens_core::{FileInfo, FileSource, Input, Options, Session};
 
-/// Loads `arg`: a file, a folder, or `-` for stdin.
-pub fn load_path(arg: &str, options: &Options) -> anyhow::Result<Loaded> {
-    Ok(load_with_digest(arg, options)?.0)
-}
-
-/// Loads `arg` and, when it is one file (or stdin), the SHA-256 of its bytes.
-pub fn load_with_digest(arg: &str, options: &Options) -> anyhow::Result<(Loaded, Option<String>)> {
+/// Loads `arg` (a file, a folder, or `-` for stdin) into a session named
+/// `arg`; a single file's (or stdin's) bytes are hashed for the report.
+pub fn open(arg: &str, options: &Options) -> anyhow::Result<Session> {
     if arg == "-" {
         let mut bytes = Vec::new();
         std::io::stdin()
@@ -26,14 +22,15 @@ pub fn load_with_digest(arg: &str, options: &Options) -> anyhow::Result<(Loaded,
             bytes: &bytes,
             mtime_ms: None,
         };
-        let digest = vllm_lens_core::sha256_hex(&bytes);
-        return Ok((load(input, options)?, Some(digest)));
+        let mut session = Session::load(arg, input, options)?;
+        session.hash(&bytes);
+        return Ok(session);
     }
     let path = Path::new(arg);
     let meta = fs::metadata(path).with_context(|| format!("{arg}: cannot be opened"))?;
     if meta.is_dir() {
         let mut source = DirFiles::scan(path, options.limits.max_members)?;
-        return Ok((load(Input::Files(&mut source), options)?, None));
+        return Ok(Session::load(arg, Input::Files(&mut source), options)?);
     }
     let bytes =
         read_with_progress(path, meta.len()).with_context(|| format!("{arg}: cannot be read"))?;
@@ -42,8 +39,9 @@ pub fn load_with_digest(arg: &str, options: &Options) -> anyhow::Result<(Loaded,
         bytes: &bytes,
         mtime_ms: mtime_ms(&meta),
     };
-    let digest = vllm_lens_core::sha256_hex(&bytes);
-    Ok((load(input, options)?, Some(digest)))
+    let mut session = Session::load(arg, input, options)?;
+    session.hash(&bytes);
+    Ok(session)
 }
 
 fn mtime_ms(meta: &fs::Metadata) -> Option<i64> {

@@ -10,7 +10,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use vllm_lens_core::inspect::Inspect;
-use vllm_lens_core::{Limits, Options};
+use vllm_lens_core::settings::{self, Settings};
+use vllm_lens_core::{Format, Limits, Options};
 
 /// Turn captured vLLM and dcgm-exporter scrapes into a tuning report,
 /// entirely on this machine.
@@ -72,9 +73,7 @@ enum Command {
         limits: LimitArgs,
     },
     /// Analyse a bundle: SLO scorecard, what to do, the six analyses.
-    #[command(
-        after_help = "Examples:\n  vllm-lens report capture.zip\n  vllm-lens report capture.zip -o report.html --md summary.md --json report.json\n  vllm-lens report capture.zip --window 5m --slo ttft-p95=500ms --slo error-abort=1% --fail-on-slo\n\nSLO names: ttft-p95 (ms or s), itl-p95 (ms or s), queue-at (requests in flight per replica that must be admitted without waiting), error-abort (%).\nExit codes: 0 done; 1 an SLO failed (proven by the data; \"cannot tell\" is not a failure) and --fail-on-slo was given; 2 the input could not be used."
-    )]
+    #[command(after_help = report_after_help())]
     Report {
         /// A .zip, .tar.gz/.tgz, .tar, a folder, a single scrape file, or `-` for stdin.
         bundle: String,
@@ -110,31 +109,48 @@ struct OutputArgs {
 }
 
 /// How a bundle is cut into windows and judged (`report` and `compare`
-/// share them).
+/// share them). The defaults and names come from the core
+/// (`vllm_lens_core::settings`), as the page's do.
 #[derive(Args)]
 struct AnalysisArgs {
     /// Window width: 15s to 1h.
-    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = parse_window)]
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = settings::window_ms)]
     window: i64,
-    /// An SLO threshold, NAME=VALUE (repeatable): ttft-p95=300ms, itl-p95=50ms, queue-at=12, error-abort=0.5%.
-    #[arg(long = "slo", value_name = "NAME=VALUE")]
+    #[arg(long = "slo", value_name = "NAME=VALUE", help = slo_help())]
     slo: Vec<String>,
     #[command(flatten)]
     facts: FactArgs,
 }
 
+fn report_after_help() -> String {
+    format!(
+        "Examples:\n  vllm-lens report capture.zip\n  vllm-lens report capture.zip -o report.html --md summary.md --json report.json\n  vllm-lens report capture.zip --window 5m --slo ttft-p95=500ms --slo error-abort=1% --fail-on-slo\n\nSLO names (latencies in ms, s; error-abort in %):\n{}\nExit codes: 0 done; 1 an SLO failed (proven by the data; \"cannot tell\" is not a failure) and --fail-on-slo was given; 2 the input could not be used.",
+        settings::slo_names_text()
+    )
+}
+
+fn slo_help() -> String {
+    format!(
+        "An SLO objective, NAME=VALUE (repeatable); the defaults: {}",
+        settings::slo_defaults_text()
+    )
+}
+
 impl AnalysisArgs {
-    /// The analysis settings these flags give.
-    fn settings(&self) -> anyhow::Result<vllm_lens_core::analysis::Settings> {
-        let mut settings = vllm_lens_core::analysis::Settings {
+    /// The analysis settings these flags give, checked.
+    fn settings(&self) -> anyhow::Result<Settings> {
+        let mut s = Settings {
             window_ms: self.window,
-            ..Default::default()
+            model_bytes: self.facts.model_bytes.map(|b| b as f64),
+            shared_prefix_tokens: self.facts.shared_prefix_tokens,
+            gpu_hour_cost: self.facts.gpu_hour_cost,
+            ..Settings::default()
         };
-        self.facts.apply(&mut settings);
-        for s in &self.slo {
-            apply_slo(&mut settings.slo, s)?;
+        for arg in &self.slo {
+            settings::set_slo(&mut s.slo, arg)?;
         }
-        Ok(settings)
+        settings::check(&s)?;
+        Ok(s)
     }
 }
 
@@ -143,7 +159,7 @@ impl AnalysisArgs {
 struct FactArgs {
     /// The model's weights in bytes (e.g. 16GB, 15GiB), when the model
     /// table does not know it: sets the decode floor.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = settings::size_bytes)]
     model_bytes: Option<u64>,
     /// Tokens every prompt shares at its start (system prompt, tools):
     /// compares the prefix-cache hit rate with what it allows.
@@ -155,83 +171,11 @@ struct FactArgs {
     gpu_hour_cost: Option<f64>,
 }
 
-impl FactArgs {
-    fn apply(&self, s: &mut vllm_lens_core::analysis::Settings) {
-        s.model_bytes = self.model_bytes.map(|b| b as f64);
-        s.shared_prefix_tokens = self.shared_prefix_tokens.filter(|x| *x >= 0.0);
-        s.gpu_hour_cost = self.gpu_hour_cost.filter(|x| *x >= 0.0);
-    }
-}
-
-fn parse_duration_ms(s: &str) -> Result<f64, String> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(s.len());
-    let (number, unit) = s.split_at(split);
-    let n: f64 = number
-        .parse()
-        .map_err(|_| format!("`{s}` is not a duration such as 1m, 30s or 300ms"))?;
-    let scale = match unit {
-        "ms" => 1.0,
-        "" | "s" => 1000.0,
-        "m" | "min" => 60_000.0,
-        "h" => 3_600_000.0,
-        _ => return Err(format!("unknown unit in `{s}` (use ms, s, m, h)")),
-    };
-    Ok(n * scale)
-}
-
-fn parse_window(s: &str) -> Result<i64, String> {
-    let ms = parse_duration_ms(s)? as i64;
-    if !(15_000..=3_600_000).contains(&ms) {
-        return Err(format!("window `{s}` must be between 15s and 1h"));
-    }
-    Ok(ms)
-}
-
-fn apply_slo(slo: &mut vllm_lens_core::analysis::SloThresholds, arg: &str) -> anyhow::Result<()> {
-    let (name, value) = arg
-        .split_once('=')
-        .with_context(|| format!("--slo {arg}: expected NAME=VALUE, e.g. ttft-p95=300ms"))?;
-    let bad = |e: String| anyhow::anyhow!("--slo {arg}: {e}");
-    match name.trim() {
-        "ttft-p95" => slo.ttft_p95_ms = parse_duration_ms_ms(value).map_err(bad)?,
-        "itl-p95" => slo.itl_p95_ms = parse_duration_ms_ms(value).map_err(bad)?,
-        "queue-at" => {
-            slo.queue_concurrency = value
-                .trim()
-                .parse()
-                .map_err(|_| bad("expected a number of concurrent requests".into()))?
-        }
-        "error-abort" => {
-            slo.error_abort_pct = value
-                .trim()
-                .trim_end_matches('%')
-                .parse()
-                .map_err(|_| bad("expected a percentage such as 0.5%".into()))?
-        }
-        other => anyhow::bail!(
-            "--slo {arg}: unknown SLO `{other}` (ttft-p95, itl-p95, queue-at, error-abort)"
-        ),
-    }
-    Ok(())
-}
-
-/// A latency threshold: a bare number is milliseconds.
-fn parse_duration_ms_ms(s: &str) -> Result<f64, String> {
-    let t = s.trim();
-    if t.chars().all(|c| c.is_ascii_digit() || c == '.') {
-        return t.parse().map_err(|_| format!("`{s}` is not a number"));
-    }
-    parse_duration_ms(t)
-}
-
 /// Limits that protect memory from oversized or hostile bundles.
 #[derive(Args)]
 struct LimitArgs {
     /// Maximum decompressed size of the whole bundle, e.g. 4GiB, 500MiB.
-    #[arg(long, value_name = "SIZE", default_value = "4GiB", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", default_value = "4GiB", value_parser = settings::size_bytes)]
     max_bytes: u64,
     /// Maximum decompressed ÷ compressed size of one member (zip-bomb guard).
     #[arg(long, value_name = "RATIO", default_value_t = 200)]
@@ -255,28 +199,6 @@ impl LimitArgs {
     }
 }
 
-fn parse_size(s: &str) -> Result<u64, String> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(s.len());
-    let (number, unit) = s.split_at(split);
-    let number: f64 = number
-        .parse()
-        .map_err(|_| format!("`{s}` is not a size such as 4GiB"))?;
-    let scale: f64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1.0,
-        "k" | "kb" => 1e3,
-        "kib" => 1024.0,
-        "m" | "mb" => 1e6,
-        "mib" => 1024.0 * 1024.0,
-        "g" | "gb" => 1e9,
-        "gib" => 1024.0 * 1024.0 * 1024.0,
-        _ => return Err(format!("unknown size unit in `{s}` (use B, KiB, MiB, GiB)")),
-    };
-    Ok((number * scale) as u64)
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
@@ -295,8 +217,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             json,
             limits,
         } => {
-            let loaded = input::load_path(&bundle, &limits.options())?;
-            let inventory = Inspect::new(&bundle, &loaded);
+            let session = input::open(&bundle, &limits.options())?;
+            let inventory = Inspect::new(&bundle, session.loaded());
             let mut stdout = std::io::stdout().lock();
             let text = if json {
                 let mut s = serde_json::to_string_pretty(&inventory)
@@ -317,28 +239,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             limits,
         } => {
             let settings = analysis.settings()?;
-            let mut reports = Vec::new();
-            for path in [&before, &after] {
-                let (loaded, sha256) = input::load_with_digest(path, &limits.options())?;
-                let meta = vllm_lens_core::analysis::BundleMeta {
-                    name: path.clone(),
-                    sha256,
-                };
-                reports.push(
-                    vllm_lens_core::analysis::analyse(&loaded, &meta, &settings)
-                        .map_err(|e| anyhow::anyhow!("{e}"))?,
-                );
-            }
-            let c = vllm_lens_core::analysis::compare::compare(&reports[0], &reports[1]);
-            let outputs = [
-                (
-                    out.output.as_deref(),
-                    vllm_lens_core::render::compare::html as fn(&_) -> String,
-                ),
-                (out.json.as_deref(), vllm_lens_core::render::compare::json),
-                (out.md.as_deref(), vllm_lens_core::render::compare::markdown),
-            ];
-            emit(&c, &outputs, vllm_lens_core::render::compare::markdown)?;
+            let before = input::open(&before, &limits.options())?;
+            let after = input::open(&after, &limits.options())?;
+            let c = before.compare(&after, &settings)?;
+            emit(&out, |f| f.comparison(&c))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Export {
@@ -347,14 +251,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             redact,
             limits,
         } => {
-            let loaded = input::load_path(&bundle, &limits.options())?;
+            let session = input::open(&bundle, &limits.options())?;
             let mut text = String::new();
-            let written = vllm_lens_core::openmetrics::write(&loaded.store, &mut text);
-            let redactor = redact.then(|| vllm_lens_core::redact::Redactor::new(&loaded, &[&text]));
+            let written = vllm_lens_core::openmetrics::write(&session.loaded().store, &mut text);
+            let redactor =
+                redact.then(|| vllm_lens_core::redact::Redactor::new(session.loaded(), &[&text]));
             if let Some(r) = &redactor {
                 text = r.text(&text);
             }
-            print_diagnostics(&loaded, redactor.as_ref());
+            print_diagnostics(session.problems(), redactor.as_ref());
             if openmetrics == "-" {
                 // The data as read, byte for byte: a pipe to promtool, not a
                 // terminal, is what this is for.
@@ -388,32 +293,17 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             limits,
         } => {
             let settings = analysis.settings()?;
-            let (loaded, sha256) = input::load_with_digest(&bundle, &limits.options())?;
-            let meta = vllm_lens_core::analysis::BundleMeta {
-                name: bundle.clone(),
-                sha256,
-            };
+            let session = input::open(&bundle, &limits.options())?;
             let spin = input::spinner("analysing");
-            let mut report = vllm_lens_core::analysis::analyse(&loaded, &meta, &settings)
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            let (report, redactor) = if redact {
+                let (r, redactor) = session.redacted_report(&settings)?;
+                (r, Some(redactor))
+            } else {
+                (session.report(&settings)?, None)
+            };
             spin.finish_and_clear();
-            let redactor = redact.then(|| {
-                let json = vllm_lens_core::render::json(&report);
-                vllm_lens_core::redact::Redactor::new(&loaded, &[&json])
-            });
-            if let Some(r) = &redactor {
-                report = r.report(&report);
-            }
-            print_diagnostics(&loaded, redactor.as_ref());
-            let outputs = [
-                (
-                    out.output.as_deref(),
-                    vllm_lens_core::render::html as fn(&_) -> String,
-                ),
-                (out.json.as_deref(), vllm_lens_core::render::json),
-                (out.md.as_deref(), vllm_lens_core::render::markdown),
-            ];
-            emit(&report, &outputs, vllm_lens_core::report::to_text)?;
+            print_diagnostics(session.problems(), redactor.as_ref());
+            emit(&out, |f| f.report(&report))?;
             let failed = report
                 .slo
                 .iter()
@@ -427,19 +317,21 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// A requested output file (`None`: not asked for) and how to render it.
-type Output<'a, T> = (Option<&'a str>, fn(&T) -> String);
-
 /// Writes each requested rendering (`-` for stdout); with none requested,
-/// prints `fallback` on stdout.
-fn emit<T>(value: &T, outputs: &[Output<'_, T>], fallback: fn(&T) -> String) -> anyhow::Result<()> {
+/// prints the text form on stdout.
+fn emit(out: &OutputArgs, render: impl Fn(Format) -> String) -> anyhow::Result<()> {
     let mut stdout = std::io::stdout().lock();
+    let requested = [
+        (&out.output, Format::Html),
+        (&out.json, Format::Json),
+        (&out.md, Format::Markdown),
+    ];
     let mut wrote = false;
-    for (path, render) in outputs {
+    for (path, format) in requested {
         let Some(path) = path else { continue };
         wrote = true;
-        let text = render(value);
-        if *path == "-" {
+        let text = render(format);
+        if path == "-" {
             write_out(&mut stdout, &text)?;
         } else {
             std::fs::write(path, text).with_context(|| format!("{path}: cannot be written"))?;
@@ -447,21 +339,17 @@ fn emit<T>(value: &T, outputs: &[Output<'_, T>], fallback: fn(&T) -> String) -> 
         }
     }
     if !wrote {
-        write_out(&mut stdout, &fallback(value))?;
+        write_out(&mut stdout, &render(Format::Text))?;
     }
     Ok(())
 }
 
 /// Prints the bundle's problems (not its notes) on stderr, redacted if asked.
-fn print_diagnostics(
-    loaded: &vllm_lens_core::Loaded,
+fn print_diagnostics<'a>(
+    problems: impl Iterator<Item = &'a vllm_lens_core::Diagnostic>,
     redactor: Option<&vllm_lens_core::redact::Redactor>,
 ) {
-    for d in loaded
-        .diagnostics
-        .iter()
-        .filter(|d| d.severity != vllm_lens_core::Severity::Info)
-    {
+    for d in problems {
         let line = d.to_string();
         let line = redactor.map_or(line.clone(), |r| r.text(&line));
         eprintln!("vllm-lens: {}", terminal_safe(&line));

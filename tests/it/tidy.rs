@@ -181,15 +181,24 @@ fn core_crates_build_for_wasm_in_the_test_script() {
     );
 }
 
-/// The web crate can reach no network API: its web-sys features hold no
-/// networking type, and the page's scripts call none.
+/// The web crate can reach no network API: it has no networking crate,
+/// web-sys (if it ever comes back) enables no networking type, and the
+/// page's scripts call none.
 #[test]
 fn the_web_shell_has_no_networking() {
     let manifest = std::fs::read_to_string(root().join("web/Cargo.toml")).expect("web/Cargo.toml");
+    for line in manifest.lines() {
+        for crate_name in ["reqwest", "gloo-net", "ureq", "hyper", "surf", "ehttp"] {
+            assert!(
+                !line.starts_with(crate_name),
+                "web/Cargo.toml depends on {crate_name}"
+            );
+        }
+    }
     let line = manifest
         .lines()
         .find(|l| l.starts_with("web-sys"))
-        .expect("web-sys dependency line");
+        .unwrap_or("");
     let features = line.split("features").nth(1).unwrap_or("");
     for forbidden in [
         "\"Request",
@@ -211,6 +220,7 @@ fn the_web_shell_has_no_networking() {
         "web/app.js",
         "web/worker.js",
         "web/src/lib.rs",
+        "web/src/bench.rs",
         "index.html",
     ] {
         let text = std::fs::read_to_string(root().join(file)).expect(file);

@@ -4,9 +4,8 @@
 //! settings without reading the bundle again. It performs no IO of its own:
 //! no network, no storage, no clock.
 
-use serde::{Deserialize, Serialize};
-use vllm_lens_core::analysis::{BundleMeta, Settings, SloThresholds, analyse};
-use vllm_lens_core::{Input, Loaded, MemoryFiles, Options, load, render, sha256_hex};
+use serde::Serialize;
+use vllm_lens_core::{Format, Input, MemoryFiles, Options, settings};
 use wasm_bindgen::prelude::*;
 
 /// The sample bundle, compiled into the app (never fetched).
@@ -38,63 +37,11 @@ pub fn version() -> String {
     vllm_lens_core::VERSION.to_string()
 }
 
-/// Settings as the page's form sends them (JSON).
-#[derive(Debug, Deserialize)]
-#[serde(default)]
-pub struct PageSettings {
-    /// Window width, ms.
-    pub window_ms: i64,
-    /// TTFT p95 objective, ms.
-    pub ttft_p95_ms: f64,
-    /// Inter-token p95 objective, ms.
-    pub itl_p95_ms: f64,
-    /// Requests in flight (per replica) that must be admitted without waiting.
-    pub queue_concurrency: f64,
-    /// Error + abort objective, %.
-    pub error_abort_pct: f64,
-    /// What one GPU costs per hour, when given.
-    pub gpu_hour_cost: Option<f64>,
-    /// Tokens every prompt shares at its start, when given.
-    pub shared_prefix_tokens: Option<f64>,
-    /// The weights' size in bytes, when given.
-    pub model_bytes: Option<f64>,
-}
-
-impl Default for PageSettings {
-    fn default() -> PageSettings {
-        let s = Settings::default();
-        PageSettings {
-            window_ms: s.window_ms,
-            ttft_p95_ms: s.slo.ttft_p95_ms,
-            itl_p95_ms: s.slo.itl_p95_ms,
-            queue_concurrency: s.slo.queue_concurrency,
-            error_abort_pct: s.slo.error_abort_pct,
-            gpu_hour_cost: None,
-            shared_prefix_tokens: None,
-            model_bytes: None,
-        }
-    }
-}
-
-impl PageSettings {
-    /// The core's settings.
-    pub fn settings(&self) -> Settings {
-        Settings {
-            window_ms: self.window_ms,
-            slo: SloThresholds {
-                ttft_p95_ms: self.ttft_p95_ms,
-                itl_p95_ms: self.itl_p95_ms,
-                queue_concurrency: self.queue_concurrency,
-                error_abort_pct: self.error_abort_pct,
-                ..SloThresholds::default()
-            },
-            gpu_hour_cost: self.gpu_hour_cost.filter(|x| x.is_finite() && *x >= 0.0),
-            shared_prefix_tokens: self
-                .shared_prefix_tokens
-                .filter(|x| x.is_finite() && *x >= 0.0),
-            model_bytes: self.model_bytes.filter(|x| x.is_finite() && *x > 0.0),
-        }
-    }
+/// The settings' defaults as JSON (the core's `Settings`): the page fills
+/// its form from them, so they are defined once, in the core.
+#[wasm_bindgen]
+pub fn default_settings() -> String {
+    settings::defaults_json()
 }
 
 /// A problem with one file (and line), for the page's error panel.
@@ -106,12 +53,10 @@ struct PanelDiagnostic {
     message: String,
 }
 
-/// A loaded bundle.
+/// A loaded bundle: the core's [`vllm_lens_core::Session`] behind
+/// wasm-bindgen.
 #[wasm_bindgen]
-pub struct Session {
-    loaded: Loaded,
-    meta: BundleMeta,
-}
+pub struct Session(vllm_lens_core::Session);
 
 fn js_error(e: impl std::fmt::Display) -> JsError {
     JsError::new(&e.to_string())
@@ -123,7 +68,7 @@ impl Session {
     #[wasm_bindgen(constructor)]
     pub fn new(name: &str, bytes: &[u8]) -> Result<Session, JsError> {
         let mut session = Session::unhashed(name, bytes)?;
-        session.meta.sha256 = Some(sha256_hex(bytes));
+        session.0.hash(bytes);
         Ok(session)
     }
 
@@ -131,37 +76,24 @@ impl Session {
     /// browser's Web Crypto hash them on its own thread while the bundle
     /// loads here, then hands the digest over with [`Session::set_sha256`].
     pub fn unhashed(name: &str, bytes: &[u8]) -> Result<Session, JsError> {
-        let loaded = load(
-            Input::Bytes {
-                name,
-                bytes,
-                mtime_ms: None,
-            },
-            &Options::default(),
-        )
-        .map_err(js_error)?;
-        Ok(Session {
-            loaded,
-            meta: BundleMeta {
-                name: name.to_string(),
-                sha256: None,
-            },
-        })
+        let input = Input::Bytes {
+            name,
+            bytes,
+            mtime_ms: None,
+        };
+        let session = vllm_lens_core::Session::load(name, input, &Options::default());
+        Ok(Session(session.map_err(js_error)?))
     }
 
     /// Records the bundle's SHA-256 (64 hex digits); false, and nothing
     /// recorded, for anything else.
     pub fn set_sha256(&mut self, hex: &str) -> bool {
-        if hex.len() != 64 || !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
-            return false;
-        }
-        self.meta.sha256 = Some(hex.to_ascii_lowercase());
-        true
+        self.0.set_sha256(hex)
     }
 
     /// Hashes the bundle's bytes here (where Web Crypto is unavailable).
     pub fn hash(&mut self, bytes: &[u8]) {
-        self.meta.sha256 = Some(sha256_hex(bytes));
+        self.0.hash(bytes);
     }
 
     /// Loads several files (loose scrapes, or a folder's files with their
@@ -175,24 +107,17 @@ impl Session {
         for (path, data) in paths.iter().zip(files) {
             source.push(path, data.to_vec(), None);
         }
-        let loaded = load(Input::Files(&mut source), &Options::default()).map_err(js_error)?;
-        Ok(Session {
-            loaded,
-            meta: BundleMeta {
-                name: name.to_string(),
-                sha256: None,
-            },
-        })
+        let session =
+            vllm_lens_core::Session::load(name, Input::Files(&mut source), &Options::default());
+        Ok(Session(session.map_err(js_error)?))
     }
 
     /// Every line or file that could not be read (JSON array of
     /// `{file, line, severity, message}`), informational notes excluded.
     pub fn diagnostics(&self) -> String {
         let list: Vec<PanelDiagnostic> = self
-            .loaded
-            .diagnostics
-            .iter()
-            .filter(|d| d.severity != vllm_lens_core::Severity::Info)
+            .0
+            .problems()
             .map(|d| PanelDiagnostic {
                 file: d.file.clone(),
                 line: d.line,
@@ -203,12 +128,15 @@ impl Session {
         serde_json::to_string(&list).unwrap_or_else(|_| "[]".into())
     }
 
-    /// Renders the report for `settings` (JSON of [`PageSettings`]).
+    /// Renders the report for `settings` (JSON of the core's `Settings`;
+    /// missing fields take the defaults). (No redaction here: it reads the
+    /// report back from JSON, and that code would add 0.5 MB to the page;
+    /// `vllm-lens report --redact` does it.)
     pub fn report(&self, settings: &str) -> Result<Rendered, JsError> {
-        let page: PageSettings = serde_json::from_str(settings).map_err(js_error)?;
-        let report = analyse(&self.loaded, &self.meta, &page.settings()).map_err(js_error)?;
+        let s = settings::from_json(settings).map_err(js_error)?;
+        let report = self.0.report(&s).map_err(js_error)?;
         Ok(Rendered {
-            html: render::html(&report),
+            html: Format::Html.report(&report),
             model: Model::Report(Box::new(report)),
         })
     }
@@ -221,13 +149,10 @@ pub fn compare_sessions(
     after: &Session,
     settings: &str,
 ) -> Result<Rendered, JsError> {
-    let page: PageSettings = serde_json::from_str(settings).map_err(js_error)?;
-    let s = page.settings();
-    let a = analyse(&before.loaded, &before.meta, &s).map_err(js_error)?;
-    let b = analyse(&after.loaded, &after.meta, &s).map_err(js_error)?;
-    let c = vllm_lens_core::analysis::compare::compare(&a, &b);
+    let s = settings::from_json(settings).map_err(js_error)?;
+    let c = before.0.compare(&after.0, &s).map_err(js_error)?;
     Ok(Rendered {
-        html: render::compare::html(&c),
+        html: Format::Html.comparison(&c),
         model: Model::Comparison(Box::new(c)),
     })
 }
@@ -256,16 +181,16 @@ impl Rendered {
     #[wasm_bindgen(getter)]
     pub fn markdown(&self) -> String {
         match &self.model {
-            Model::Report(r) => render::markdown(r),
-            Model::Comparison(c) => render::compare::markdown(c),
+            Model::Report(r) => Format::Markdown.report(r),
+            Model::Comparison(c) => Format::Markdown.comparison(c),
         }
     }
     /// The report model as JSON.
     #[wasm_bindgen(getter)]
     pub fn json(&self) -> String {
         match &self.model {
-            Model::Report(r) => render::json(r),
-            Model::Comparison(c) => render::compare::json(c),
+            Model::Report(r) => Format::Json.report(r),
+            Model::Comparison(c) => Format::Json.comparison(c),
         }
     }
 }
@@ -287,49 +212,17 @@ mod tests {
     #[test]
     fn a_digest_from_the_page_is_checked_before_it_is_recorded() {
         let mut s = Session::unhashed(SAMPLE_NAME, SAMPLE).unwrap_or_else(|_| panic!("loads"));
-        assert_eq!(s.meta.sha256, None);
+        assert_eq!(s.0.meta().sha256, None);
         assert!(!s.set_sha256("<script>"));
         assert!(!s.set_sha256(&"g".repeat(64)));
-        assert_eq!(s.meta.sha256, None);
-        let want = sha256_hex(SAMPLE);
+        assert_eq!(s.0.meta().sha256, None);
+        let want = vllm_lens_core::sha256_hex(SAMPLE);
         assert!(s.set_sha256(&want.to_ascii_uppercase()));
-        assert_eq!(s.meta.sha256.as_deref(), Some(want.as_str()));
+        assert_eq!(s.0.meta().sha256.as_deref(), Some(want.as_str()));
         s.hash(SAMPLE);
-        assert_eq!(s.meta.sha256.as_deref(), Some(want.as_str()));
+        assert_eq!(s.0.meta().sha256.as_deref(), Some(want.as_str()));
     }
 }
 
-/// Benchmark hook (`web/tests/bench.mjs`): inflates every member of a zip
-/// bundle and returns the bytes of text, to time inflation alone in the
-/// browser.
-#[wasm_bindgen]
-pub fn bench_inflate(bytes: &[u8]) -> usize {
-    use std::io::Read;
-    let Ok(mut z) = zip::ZipArchive::new(std::io::Cursor::new(bytes)) else {
-        return 0;
-    };
-    let mut total = 0;
-    let mut buf = Vec::new();
-    for i in 0..z.len() {
-        if let Ok(mut f) = z.by_index(i) {
-            buf.clear();
-            if f.read_to_end(&mut buf).is_ok() {
-                total += buf.len();
-            }
-        }
-    }
-    total
-}
-
-/// Benchmark hook: parses a scrape text `times` times and returns the
-/// samples seen, to time the parser alone in the browser.
-#[wasm_bindgen]
-pub fn bench_parse(text: &str, times: u32) -> usize {
-    let mut n = 0;
-    for _ in 0..times {
-        n += vllm_lens_core::expo::Parser::new(text)
-            .filter(|e| matches!(e, vllm_lens_core::expo::Event::Sample(_)))
-            .count();
-    }
-    n
-}
+#[cfg(feature = "bench")]
+mod bench;

@@ -1,5 +1,6 @@
 // Browser figures for docs/performance.md: for each bundle, drop-to-report
-// seconds in headless Chromium (the one-file build from file://), the WASM
+// seconds in headless Chromium (the one-file build from file://, built with
+// `--features bench`, which adds two timing hooks to the production app), the WASM
 // memory at the end, the longest main-thread task, and the native CLI's
 // time on the same file for the WASM/native ratio.
 //   node web/tests/bench.mjs DIST_DIR BUNDLE...
@@ -47,19 +48,17 @@ for (const b of bundles) {
   const bundle = bundles[0];
   const b64 = readFileSync(bundle).toString('base64');
   const r = await page.evaluate(async ([data, text]) => {
-    const glue = document.getElementById('vllm-lens-glue').textContent
-      .replace(/import\.meta\.url/g, 'location.href')
-      .replace(/^export default /gm, 'const __d = ')
-      .replace(/^export \{[^}]*\};?$/gm, '')
-      .replace(/^export /gm, '');
+    // The page's worker script with a handler of our own after it (it
+    // replaces the worker's): the bench build exports bench_inflate and
+    // bench_parse (`--features bench`).
     const wasmB64 = document.getElementById('vllm-lens-wasm').textContent.trim();
-    const src = glue + `
+    const src = document.getElementById('vllm-lens-worker').textContent + `
       self.onmessage = (e) => {
         const dec = (s) => { const b = atob(s); const o = new Uint8Array(b.length); for (let i = 0; i < b.length; i++) o[i] = b.charCodeAt(i); return o; };
-        initSync({ module: dec(e.data.wasm) });
+        wasm_bindgen.initSync({ module: dec(e.data.wasm) });
         const bytes = dec(e.data.bundle);
-        let t = performance.now(); const n = bench_inflate(bytes); const inflate = performance.now() - t;
-        t = performance.now(); const s = bench_parse(e.data.text, 200); const parse = performance.now() - t;
+        let t = performance.now(); const n = wasm_bindgen.bench_inflate(bytes); const inflate = performance.now() - t;
+        t = performance.now(); const s = wasm_bindgen.bench_parse(e.data.text, 200); const parse = performance.now() - t;
         self.postMessage({ inflate, n, parse, s, textBytes: e.data.text.length * 200 });
       };`;
     const w = new Worker(URL.createObjectURL(new Blob([src], { type: 'text/javascript' })));

@@ -148,6 +148,15 @@ for (const mode of ['served', 'file']) {
   });
   if (!session) continue;
   const { page, requests, consoleErrors } = session;
+  await check(`${mode}: the form shows the core's defaults, the ones the CLI uses`, async () => {
+    const form = await page.evaluate(() => Object.fromEntries(['window', 'ttft', 'itl', 'queue', 'errab'].map((id) => [id, Number(document.getElementById(id).value)])));
+    const cli = cliJson('a10g-qwen3b-ramp.zip').settings;
+    assert.deepEqual(form, {
+      window: cli.window_ms, ttft: cli.slo.ttft_p95_ms, itl: cli.slo.itl_p95_ms,
+      queue: cli.slo.queue_concurrency, errab: cli.slo.error_abort_pct,
+    });
+    assert.equal(await page.evaluate(() => window.vllmLens.sampleName), 'a10g-qwen3b-ramp.zip');
+  });
   await check(`${mode}: every sample through the file input equals the CLI`, async () => {
     for (const s of samples) {
       const before = await counter(page, 'reports');

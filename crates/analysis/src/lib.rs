@@ -58,37 +58,8 @@ pub use ids::{
 };
 use inputs::{GpuInputs, combine_gpus, gpu_over_time, over_time, read_gpus, read_scope};
 use model::*;
-pub use model::{Report, SCHEMA_VERSION, SloThresholds};
+pub use model::{Report, SCHEMA_VERSION, Settings, SloThresholds};
 pub use vllm_lens_query::grid::BadWidth;
-
-/// How a report is made.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Settings {
-    /// Window width, ms (15 s to 1 h).
-    pub window_ms: i64,
-    /// SLO thresholds.
-    pub slo: SloThresholds,
-    /// The weights' size in bytes, when the user knows it better than the
-    /// model table (`--model-bytes`).
-    pub model_bytes: Option<f64>,
-    /// Tokens every prompt shares at its start (`--shared-prefix-tokens`):
-    /// prompt text is not in `/metrics`.
-    pub shared_prefix_tokens: Option<f64>,
-    /// What one GPU costs per hour (`--gpu-hour-cost`).
-    pub gpu_hour_cost: Option<f64>,
-}
-
-impl Default for Settings {
-    fn default() -> Settings {
-        Settings {
-            window_ms: vllm_lens_query::grid::DEFAULT_WINDOW_MS,
-            slo: SloThresholds::default(),
-            model_bytes: None,
-            shared_prefix_tokens: None,
-            gpu_hour_cost: None,
-        }
-    }
-}
 
 /// What the shell knows about the bundle that the core cannot: its name
 /// and the SHA-256 of its bytes.
@@ -519,13 +490,7 @@ pub fn analyse(
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         bundle: bundle_info(loaded, meta, &q),
         deployment,
-        settings: SettingsEcho {
-            window_ms: settings.window_ms,
-            slo: settings.slo,
-            model_bytes: settings.model_bytes,
-            shared_prefix_tokens: settings.shared_prefix_tokens,
-            gpu_hour_cost: settings.gpu_hour_cost,
-        },
+        settings: *settings,
         verdict,
         phases,
         capacity,
@@ -790,6 +755,28 @@ fn deployment(
             .unwrap_or_default(),
         device: env.and_then(|e| e.device.clone()),
     }
+}
+
+/// Every field name of [`Report`] and the types inside it (the schema's
+/// property names): the keys of the JSON that are the tool's own, as
+/// opposed to map keys that come from the bundle (replica names, labels).
+pub fn field_names() -> std::collections::BTreeSet<String> {
+    fn walk(v: &serde_json::Value, out: &mut std::collections::BTreeSet<String>) {
+        match v {
+            serde_json::Value::Object(o) => {
+                if let Some(serde_json::Value::Object(props)) = o.get("properties") {
+                    out.extend(props.keys().cloned());
+                }
+                o.values().for_each(|x| walk(x, out));
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            _ => {}
+        }
+    }
+    let schema = schemars::schema_for!(Report);
+    let mut out = std::collections::BTreeSet::new();
+    walk(schema.as_value(), &mut out);
+    out
 }
 
 /// The JSON Schema of [`Report`] (draft 2020-12), as committed in

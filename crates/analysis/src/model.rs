@@ -29,7 +29,7 @@ pub struct Report {
     /// What was deployed, as far as the data says.
     pub deployment: Deployment,
     /// The settings the report was made with.
-    pub settings: SettingsEcho,
+    pub settings: Settings,
     /// The bottom line: healthy, at risk or failing, and why.
     pub verdict: Verdict,
     /// The capture split into stretches that differ: load levels,
@@ -154,24 +154,42 @@ impl Deployment {
     }
 }
 
-/// Settings echoed.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct SettingsEcho {
-    /// Window width, ms.
+/// How a report is made: the window, the SLO objectives and what the user
+/// knows that `/metrics` does not say. The one definition both shells use:
+/// the CLI builds it from its flags, the page deserialises it from its form
+/// (missing fields take the defaults), and the report echoes it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct Settings {
+    /// Window width, ms (15 s to 1 h).
     pub window_ms: i64,
     /// SLO thresholds.
     pub slo: SloThresholds,
-    /// The weights' size in bytes, when given (`--model-bytes`).
+    /// The weights' size in bytes, when the user knows it better than the
+    /// model table (`--model-bytes`).
     pub model_bytes: Option<f64>,
-    /// Tokens every prompt shares at its start, when given
-    /// (`--shared-prefix-tokens`).
+    /// Tokens every prompt shares at its start (`--shared-prefix-tokens`):
+    /// prompt text is not in `/metrics`.
     pub shared_prefix_tokens: Option<f64>,
-    /// What one GPU costs per hour, when given (`--gpu-hour-cost`).
+    /// What one GPU costs per hour (`--gpu-hour-cost`).
     pub gpu_hour_cost: Option<f64>,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            window_ms: vllm_lens_query::grid::DEFAULT_WINDOW_MS,
+            slo: SloThresholds::default(),
+            model_bytes: None,
+            shared_prefix_tokens: None,
+            gpu_hour_cost: None,
+        }
+    }
 }
 
 /// SLO thresholds.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
 pub struct SloThresholds {
     /// TTFT p95 must stay below this, ms.
     pub ttft_p95_ms: f64,

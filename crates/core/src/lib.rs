@@ -4,11 +4,17 @@ thread or touches the network: the shells (the CLI and the WASM page) hand it
 bytes and settings and get back data models and rendered text.
 
 The pipeline: bundle ([`bundle`]) → exposition parser ([`expo`]) → series
-store ([`store`]) → the models built here. Today that is the bundle
-inventory of [`inspect`]; rates, analyses and the report follow.
+store ([`store`]) → catalogue ([`catalog`]) → windows, rates and quantiles
+([`query`]) → analyses and the report model ([`analysis`]) → HTML, Markdown
+and JSON ([`render`]).
 
 # Brief overview
 
+* [`Session`] is the one API both shells use: load a bundle once, make its
+  report for any [`Settings`], redact it, compare two, and render with
+  [`Format`].
+* [`settings`] defines the settings once: defaults, the `--slo` names,
+  duration and size parsers, the checks, the JSON the page sends.
 * [`load`] reads an [`Input`] into a [`Loaded`] bundle (re-exported from
   [`bundle`]).
 * [`inspect::Inspect`] is the serialisable inventory behind
@@ -54,6 +60,11 @@ pub mod inspect;
 pub mod openmetrics;
 pub mod redact;
 pub mod report;
+pub mod session;
+pub mod settings;
+
+pub use session::{Format, Session};
+pub use settings::Settings;
 
 pub use vllm_lens_analysis as analysis;
 pub use vllm_lens_analysis::time;

@@ -101,6 +101,44 @@ fn ipv4s(s: &str) -> Vec<String> {
     out
 }
 
+/// A character that continues a word or a metric name.
+fn is_word(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// `text` with each whole occurrence of `value` replaced by `with`: the
+/// characters either side are not word characters, and a colon after it
+/// does not start a metric name's next part (a colon before a digit, a
+/// port, is a boundary).
+fn replace_whole(text: &str, value: &str, with: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for (at, _) in text.match_indices(value) {
+        if at < last {
+            continue;
+        }
+        let end = at + value.len();
+        let before = text[..at].chars().next_back();
+        let mut after = text[end..].chars();
+        let next = after.next();
+        let whole = !before.is_some_and(|c| is_word(c) || c == ':')
+            && match next {
+                None => true,
+                Some(':') => after
+                    .next()
+                    .is_none_or(|c| !is_word(c) || c.is_ascii_digit()),
+                Some(c) => !is_word(c),
+            };
+        if whole {
+            out.push_str(&text[last..at]);
+            out.push_str(with);
+            last = end;
+        }
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
 impl Redactor {
     /// Gathers what to hide from a loaded bundle and from `texts` (the
     /// outputs about to be written, scanned for IPs and UUIDs).
@@ -204,20 +242,25 @@ impl Redactor {
         &self.pairs
     }
 
-    /// A text with every value replaced.
+    /// A text with every value replaced where it stands as a whole: not
+    /// inside a longer word or name (`vllm` hides in `vllm-0`'s place, not
+    /// in `vllm_version` or the metric name `vllm:num_requests_running`;
+    /// `10.0.0.1` not in `10.0.0.12`). A port after a colon is not part of
+    /// the name (`node-7:8000`).
     pub fn text(&self, s: &str) -> String {
         let mut out = s.to_string();
         for (v, p) in &self.pairs {
             if out.contains(v.as_str()) {
-                out = out.replace(v.as_str(), p);
+                out = replace_whole(&out, v, p);
             }
         }
         out
     }
 
-    /// The report with every string (and map key) redacted, except the
+    /// The report with every string and map key redacted, except the
     /// typed identifiers (finding, recommendation, SLO, phase and event
-    /// ids and kinds), which come from the tool, never from the bundle.
+    /// ids and kinds) and the field names, which come from the tool, never
+    /// from the bundle.
     pub fn report(&self, r: &Report) -> Report {
         /// Fields whose strings are the tool's own vocabulary.
         const IDS: [&str; 8] = [
@@ -230,25 +273,40 @@ impl Redactor {
             "analysis",
             "schema_version",
         ];
-        fn walk(v: &mut serde_json::Value, key: Option<&str>, f: &dyn Fn(&str) -> String) {
-            if key.is_some_and(|k| IDS.contains(&k)) {
-                return;
-            }
-            match v {
-                serde_json::Value::String(s) => *s = f(s),
-                serde_json::Value::Array(a) => a.iter_mut().for_each(|x| walk(x, key, f)),
-                serde_json::Value::Object(o) => {
-                    let old = std::mem::take(o);
-                    for (k, mut x) in old {
-                        walk(&mut x, Some(&k), f);
-                        o.insert(f(&k), x);
-                    }
+        struct Walk<'a> {
+            fields: BTreeSet<String>,
+            f: &'a dyn Fn(&str) -> String,
+        }
+        impl Walk<'_> {
+            fn go(&self, v: &mut serde_json::Value, key: Option<&str>) {
+                if key.is_some_and(|k| IDS.contains(&k)) {
+                    return;
                 }
-                _ => {}
+                match v {
+                    serde_json::Value::String(s) => *s = (self.f)(s),
+                    serde_json::Value::Array(a) => a.iter_mut().for_each(|x| self.go(x, key)),
+                    serde_json::Value::Object(o) => {
+                        let old = std::mem::take(o);
+                        for (k, mut x) in old {
+                            self.go(&mut x, Some(&k));
+                            let k = if self.fields.contains(&k) {
+                                k
+                            } else {
+                                (self.f)(&k)
+                            };
+                            o.insert(k, x);
+                        }
+                    }
+                    _ => {}
+                }
             }
         }
         let mut v = serde_json::to_value(r).expect("the report serialises");
-        walk(&mut v, None, &|s| self.text(s));
+        let walk = Walk {
+            fields: vllm_lens_analysis::field_names(),
+            f: &|s| self.text(s),
+        };
+        walk.go(&mut v, None);
         serde_json::from_value(v).expect("redaction keeps the report's shape")
     }
 }
@@ -256,6 +314,43 @@ impl Redactor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn values_hide_only_where_they_stand_whole() {
+        let cases = [
+            (
+                "vllm",
+                "replica vllm: 3 running",
+                "replica host-1: 3 running",
+            ),
+            (
+                "vllm",
+                "vllm:num_requests_running",
+                "vllm:num_requests_running",
+            ),
+            ("vllm", "vllm_version", "vllm_version"),
+            ("vllm", "vllm-0", "host-1-0"),
+            (
+                "node-7",
+                "node-7:8000 and node-70",
+                "host-1:8000 and node-70",
+            ),
+            ("10.0.0.1", "10.0.0.1, 10.0.0.12", "host-1, 10.0.0.12"),
+            (
+                "gpu-a",
+                "gpu-a.cluster.local gpu-a",
+                "host-1.cluster.local host-1",
+            ),
+            ("ab", "ab", "host-1"),
+        ];
+        for (value, text, want) in cases {
+            assert_eq!(
+                replace_whole(text, value, "host-1"),
+                want,
+                "{value} in {text}"
+            );
+        }
+    }
 
     #[test]
     fn scanners_find_ips_and_uuids() {
