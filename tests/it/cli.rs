@@ -365,6 +365,40 @@ fn redact_hides_identities_in_every_output() {
     );
 }
 
+/// Loose scrapes named `<ms>-vllm.prom` make a target `vllm` whose
+/// `instance` is `vllm`: redaction hides it where it stands alone and
+/// leaves field and metric names whole (it used to panic here).
+#[test]
+fn redact_works_on_loose_files_named_after_their_target() {
+    let dir = temp_dir("cli-redact-loose");
+    for i in 0..4i64 {
+        std::fs::write(
+            dir.join(format!("{}-vllm.prom", 1_767_225_600_000 + i * 15_000)),
+            format!(
+                "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{{model_name=\"tiny-llama\"}} {i}\n"
+            ),
+        )
+        .expect("write");
+    }
+    let o = lens(
+        &[
+            "report",
+            dir.to_str().expect("utf-8"),
+            "--redact",
+            "--json",
+            "-",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(!text.contains("tiny-llama"));
+    let v: serde_json::Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(v["deployment"]["model"], "model-1");
+    assert!(v["data_quality"]["vllm_version"].is_string());
+    assert!(text.contains("vllm:num_requests_running"));
+}
+
 /// A report from stdin.
 #[test]
 fn report_reads_stdin() {
