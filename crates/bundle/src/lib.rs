@@ -41,11 +41,14 @@ assert_eq!(target.sample_times(), &[1_767_225_600_000, 1_767_225_615_000]);
 mod container;
 mod error;
 mod gpu_dumps;
+mod ingest;
 mod limits;
 mod load;
 mod manifest;
 pub mod naming;
+mod plan;
 mod prom_api;
+mod reconcile;
 mod sniff;
 
 pub use container::{ContainerKind, FileInfo, FileSource, Input, MemoryFiles};
