@@ -2,8 +2,6 @@
 //! compares a compact rendering of the result (or the error) with the
 //! expectation. `UPDATE_EXPECT=1` rewrites the expectations.
 
-use std::time::Instant;
-
 use expect_test::{Expect, expect};
 use vllm_lens_bundle::{Input, Limits, MemoryFiles, Options, load};
 use vllm_lens_core::time::format_rfc3339;
@@ -351,12 +349,14 @@ fn three_malformed_lines_are_reported_and_the_rest_read() {
 }
 
 #[test]
-fn zip_bomb_is_refused_fast_with_bounded_memory() {
-    // 256 MiB of zeros deflates to ~250 KiB: a ratio of ~1000.
+fn zip_bomb_is_refused_before_inflating_past_its_cap() {
+    // 256 MiB of zeros deflates to ~250 KiB: a ratio of ~1000. The message
+    // proves the reader stopped at the member's cap (ratio 200 × its
+    // compressed size), not after inflating it all; speed is measured by
+    // the benchmarks, not asserted here.
     let zeros = vec![0u8; 256 << 20];
     let z = zip(&[("vllm/1767225600000.prom".to_string(), zeros)], true);
     assert!(z.len() < 1 << 20, "bomb is {} bytes", z.len());
-    let start = Instant::now();
     let result = load(
         Input::Bytes {
             name: "bomb.zip",
@@ -366,7 +366,6 @@ fn zip_bomb_is_refused_fast_with_bounded_memory() {
         &Options::default(),
     );
     let err = result.expect_err("a bomb is refused");
-    assert!(start.elapsed().as_secs() < 5, "took {:?}", start.elapsed());
     expect!["no scrape could be read among 1 file(s): vllm/1767225600000.prom: 254.8 KiB compressed would inflate beyond 49.8 MiB (more than real scrapes ever do: a zip bomb?); file skipped"]
         .assert_eq(&err.to_string());
 }

@@ -19,10 +19,6 @@
 //! (set by `scripts/test.sh`, so CI always runs them).
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 use vllm_lens_core::catalog::{Catalogue, Kind, Signal};
 use vllm_lens_core::query::{Query, Settings};
@@ -30,6 +26,7 @@ use vllm_lens_core::store::{SeriesId, Store, TargetId};
 
 use crate::engine::load_sample;
 use crate::support::{lacks, temp_dir};
+use vllm_lens_oracle::RangeSeries;
 
 /// False (recorded as skipped) when Prometheus is not installed and not
 /// required (`VLLM_LENS_ORACLE=require`, `CI` or `VLLM_LENS_REQUIRE_TOOLS`).
@@ -46,126 +43,22 @@ fn oracle_available() -> bool {
     !lacks("oracle (Prometheus 2.42)", &tools)
 }
 
-struct Prometheus {
-    child: Child,
-    port: u16,
-}
-
-/// One series of a range query: its labels and `(time ms, value)` points.
-type RangeSeries = (BTreeMap<String, String>, Vec<(i64, f64)>);
-
-impl Drop for Prometheus {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn encode(s: &str) -> String {
-    let mut out = String::new();
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(30))).ok()?;
-    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
-    let mut buf = String::new();
-    s.read_to_string(&mut buf).ok()?;
-    let status = buf.split(' ').nth(1)?.parse().ok()?;
-    let body = buf.split_once("\r\n\r\n")?.1.to_string();
-    Some((status, body))
-}
+/// The local Prometheus (`vllm_lens_oracle`) with the tests' manners: a
+/// failure to start or to answer fails the test.
+struct Prometheus(vllm_lens_oracle::Prometheus);
 
 impl Prometheus {
     /// Backfills `store` and serves it.
     fn start(name: &str, store: &Store) -> Prometheus {
         let dir = temp_dir(&format!("oracle-{name}"));
-        let mut om = String::new();
-        vllm_lens_core::openmetrics::write(store, &mut om);
-        let om_path = dir.join("bundle.om");
-        std::fs::write(&om_path, om).expect("write openmetrics");
-        let data = dir.join("data");
-        let out = Command::new("promtool")
-            .args(["tsdb", "create-blocks-from", "openmetrics"])
-            .arg(&om_path)
-            .arg(&data)
-            .output()
-            .expect("promtool runs");
-        assert!(
-            out.status.success(),
-            "promtool failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let config = dir.join("prometheus.yml");
-        std::fs::write(&config, "global:\n  scrape_interval: 1h\n").expect("config");
-        let port = TcpListener::bind("127.0.0.1:0")
-            .expect("free port")
-            .local_addr()
-            .expect("addr")
-            .port();
-        let child = Command::new("prometheus")
-            .arg(format!("--config.file={}", config.display()))
-            .arg(format!("--storage.tsdb.path={}", data.display()))
-            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-            .arg("--storage.tsdb.retention.time=100y")
-            .arg("--log.level=error")
-            .stdout(Stdio::null())
-            .stderr(Stdio::from(
-                std::fs::File::create(dir.join("prometheus.log")).expect("log"),
-            ))
-            .spawn()
-            .expect("prometheus starts");
-        let p = Prometheus { child, port };
-        let started = Instant::now();
-        while started.elapsed() < Duration::from_secs(60) {
-            if http_get(port, "/-/ready").is_some_and(|(s, _)| s == 200) {
-                return p;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        panic!("prometheus did not become ready; see {}", dir.display());
+        Prometheus(
+            vllm_lens_oracle::Prometheus::start(store, &dir).unwrap_or_else(|e| panic!("{e}")),
+        )
     }
 
     /// An instant query: `(labels, value)` per result series.
     fn query(&self, expr: &str, at_ms: i64) -> Vec<(BTreeMap<String, String>, f64)> {
-        let path = format!(
-            "/api/v1/query?query={}&time={}.{:03}",
-            encode(expr),
-            at_ms.div_euclid(1000),
-            at_ms.rem_euclid(1000)
-        );
-        let (status, body) = http_get(self.port, &path).expect("prometheus answers");
-        assert_eq!(status, 200, "{expr}: {body}");
-        let v: serde_json::Value = serde_json::from_str(&body).expect("json");
-        v["data"]["result"]
-            .as_array()
-            .expect("vector")
-            .iter()
-            .map(|r| {
-                let labels = r["metric"]
-                    .as_object()
-                    .expect("labels")
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
-                    .collect();
-                let value = r["value"][1].as_str().expect("value");
-                let value = match value {
-                    "NaN" => f64::NAN,
-                    "+Inf" => f64::INFINITY,
-                    "-Inf" => f64::NEG_INFINITY,
-                    v => v.parse().expect("number"),
-                };
-                (labels, value)
-            })
-            .collect()
+        self.0.query(expr, at_ms).unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// A range query: per result series, its labels and `(time ms, value)`
@@ -177,46 +70,9 @@ impl Prometheus {
         end_ms: i64,
         step_ms: i64,
     ) -> Vec<RangeSeries> {
-        let t = |ms: i64| format!("{}.{:03}", ms.div_euclid(1000), ms.rem_euclid(1000));
-        let path = format!(
-            "/api/v1/query_range?query={}&start={}&end={}&step={}",
-            encode(expr),
-            t(start_ms),
-            t(end_ms),
-            t(step_ms)
-        );
-        let (status, body) = http_get(self.port, &path).expect("prometheus answers");
-        assert_eq!(status, 200, "{expr}: {body}");
-        let v: serde_json::Value = serde_json::from_str(&body).expect("json");
-        v["data"]["result"]
-            .as_array()
-            .expect("matrix")
-            .iter()
-            .map(|r| {
-                let labels = r["metric"]
-                    .as_object()
-                    .expect("labels")
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
-                    .collect();
-                let points = r["values"]
-                    .as_array()
-                    .expect("values")
-                    .iter()
-                    .map(|p| {
-                        let at = (p[0].as_f64().expect("time") * 1000.0).round() as i64;
-                        let value = match p[1].as_str().expect("value") {
-                            "NaN" => f64::NAN,
-                            "+Inf" => f64::INFINITY,
-                            "-Inf" => f64::NEG_INFINITY,
-                            v => v.parse().expect("number"),
-                        };
-                        (at, value)
-                    })
-                    .collect();
-                (labels, points)
-            })
-            .collect()
+        self.0
+            .query_range(expr, start_ms, end_ms, step_ms)
+            .unwrap_or_else(|e| panic!("{e}"))
     }
 
     fn scalar(&self, expr: &str, at_ms: i64) -> Option<f64> {
@@ -766,7 +622,7 @@ fn snippets_fire_where_prometheus_says() {
             }
             let path = dir.join(format!("{name}-{i}.yml"));
             std::fs::write(&path, &s.text).expect("write rule");
-            let out = Command::new("promtool")
+            let out = std::process::Command::new("promtool")
                 .args(["check", "rules"])
                 .arg(&path)
                 .output()

@@ -8,9 +8,8 @@
 //! Figures are printed, never asserted.
 
 use std::io::Read;
-use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use vllm_lens_core::analysis::{BundleMeta, Settings, analyse};
@@ -77,30 +76,8 @@ fn mb_s(bytes: usize, secs: f64) -> String {
     format!("{:.0} MB/s", bytes as f64 / 1e6 / secs)
 }
 
-fn http_get(port: u16, path: &str) -> Option<String> {
-    use std::io::Write;
-    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
-    let mut buf = String::new();
-    s.read_to_string(&mut buf).ok()?;
-    Some(buf)
-}
-
-fn encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
-}
-
 /// promtool backfill + the report's queries on a local Prometheus; seconds.
 fn promtool(path: &str, dir: &Path) -> Option<(f64, f64, usize)> {
-    let om = dir.join("bundle.om");
     let bytes = std::fs::read(path).ok()?;
     let loaded = load(
         Input::Bytes {
@@ -111,9 +88,6 @@ fn promtool(path: &str, dir: &Path) -> Option<(f64, f64, usize)> {
         &Options::default(),
     )
     .ok()?;
-    let mut text = String::new();
-    vllm_lens_core::openmetrics::write(&loaded.store, &mut text);
-    std::fs::write(&om, text).ok()?;
     let start = loaded
         .store
         .targets()
@@ -126,47 +100,12 @@ fn promtool(path: &str, dir: &Path) -> Option<(f64, f64, usize)> {
         .iter()
         .filter_map(|t| t.sample_times().last().copied())
         .max()?;
-    drop(loaded);
-    let data = dir.join("data");
     let t = Instant::now();
-    let ok = Command::new("promtool")
-        .args(["tsdb", "create-blocks-from", "openmetrics"])
-        .arg(&om)
-        .arg(&data)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .ok()?
-        .success();
+    let data = vllm_lens_oracle::backfill(&loaded.store, dir).ok()?;
     let backfill = t.elapsed().as_secs_f64();
-    if !ok {
-        return None;
-    }
-    let port = TcpListener::bind("127.0.0.1:0")
-        .ok()?
-        .local_addr()
-        .ok()?
-        .port();
-    let config = dir.join("prometheus.yml");
-    std::fs::write(&config, "global:\n  scrape_interval: 1h\n").ok()?;
-    let mut child = Command::new("prometheus")
-        .arg(format!("--config.file={}", config.display()))
-        .arg(format!("--storage.tsdb.path={}", data.display()))
-        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-        .arg("--storage.tsdb.retention.time=100y")
-        .arg("--log.level=error")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let t0 = Instant::now();
-    while http_get(port, "/-/ready").is_none_or(|r| !r.contains(" 200 ")) {
-        if t0.elapsed() > Duration::from_secs(120) {
-            let _ = child.kill();
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    drop(loaded);
+    let prom =
+        vllm_lens_oracle::Prometheus::serve(&data, dir, &[], Duration::from_secs(120)).ok()?;
     // The report's figures as an SRE would query them: 1-minute windows
     // over the whole capture.
     let queries = [
@@ -191,19 +130,11 @@ fn promtool(path: &str, dir: &Path) -> Option<(f64, f64, usize)> {
     let t = Instant::now();
     let mut answered = 0;
     for q in queries {
-        let path = format!(
-            "/api/v1/query_range?query={}&start={}&end={}&step=60",
-            encode(q),
-            start / 1000,
-            end / 1000
-        );
-        if http_get(port, &path).is_some_and(|r| r.contains("\"success\"")) {
+        if prom.query_range(q, start, end, 60_000).is_ok() {
             answered += 1;
         }
     }
     let query_secs = t.elapsed().as_secs_f64();
-    let _ = child.kill();
-    let _ = child.wait();
     Some((backfill, query_secs, answered))
 }
 
