@@ -246,19 +246,9 @@ pub(crate) fn recommend(
             Confidence::High,
         );
         r.evidence = vec![
-            ctx.ev(
-                "admission cap",
-                Some(cap),
-                "running requests",
-                &[Signal::Running],
-            ),
-            ctx.ev(
-                "queueing starts at",
-                Some(start),
-                "requests in flight",
-                &[Signal::Running, Signal::Waiting],
-            ),
-            ctx.ev("KV cache max", kv, "%", &[Signal::KvUsage]),
+            ctx.ev_admission_cap(Some(cap)),
+            ctx.ev_queueing_starts(Some(start)),
+            ctx.ev_kv_max(kv),
         ];
         r.snippets
             .extend(snippets::queue_alert(ctx, checker, model));
@@ -301,7 +291,7 @@ pub(crate) fn recommend(
                 "per min",
                 &[Signal::Preemptions],
             ),
-            ctx.ev("KV cache max", kv, "%", &[Signal::KvUsage]),
+            ctx.ev_kv_max(kv),
         ];
         r.snippets.extend(snippets::kv_alert(ctx, checker, model));
         rules.push(r);
@@ -346,18 +336,8 @@ pub(crate) fn recommend(
             Confidence::Medium,
         );
         r.evidence = vec![
-            ctx.ev(
-                "queueing starts at",
-                queued,
-                "requests in flight",
-                &[Signal::Running, Signal::Waiting],
-            ),
-            ctx.ev(
-                "admission cap",
-                q.admission_cap(),
-                "running requests",
-                &[Signal::Running],
-            ),
+            ctx.ev_queueing_starts(queued),
+            ctx.ev_admission_cap(q.admission_cap()),
         ];
         r.snippets
             .extend(snippets::in_flight_trigger(ctx, checker, model));
@@ -385,15 +365,7 @@ pub(crate) fn recommend(
             ],
             Confidence::Medium,
         );
-        r.evidence = vec![
-            ctx.ev(
-                "queueing starts at",
-                queued,
-                "requests in flight",
-                &[Signal::Running, Signal::Waiting],
-            ),
-            ctx.ev("KV cache max", kv, "%", &[Signal::KvUsage]),
-        ];
+        r.evidence = vec![ctx.ev_queueing_starts(queued), ctx.ev_kv_max(kv)];
         r.snippets
             .extend(snippets::in_flight_trigger(ctx, checker, model));
         rules.push(r);
@@ -793,12 +765,7 @@ pub(crate) fn recommend(
             Confidence::Medium,
         );
         r.evidence = vec![
-            ctx.ev(
-                "prefix-cache hit rate",
-                Some(hit),
-                "%",
-                &[Signal::PrefixHits, Signal::PrefixQueries],
-            ),
+            ctx.ev_prefix_hit_rate(Some(hit)),
             ctx.ev(
                 "average prompt",
                 s.workload.avg_prompt_tokens,
@@ -842,12 +809,7 @@ pub(crate) fn recommend(
                 "tokens",
                 &[Signal::RequestPromptTokens],
             ),
-            ctx.ev(
-                "prefix-cache hit rate",
-                s.efficiency.prefix_cache_hit_pct,
-                "%",
-                &[Signal::PrefixHits, Signal::PrefixQueries],
-            ),
+            ctx.ev_prefix_hit_rate(s.efficiency.prefix_cache_hit_pct),
         ];
         rules.push(r);
     }
@@ -875,12 +837,7 @@ pub(crate) fn recommend(
             r.evidence = vec![
                 ctx.ev("shared prefix (stated)", Some(shared), "tokens", &[]),
                 ctx.ev("block size", Some(block), "tokens", &[]),
-                ctx.ev(
-                    "prefix-cache hit rate",
-                    pc.hit_pct,
-                    "%",
-                    &[Signal::PrefixHits, Signal::PrefixQueries],
-                ),
+                ctx.ev_prefix_hit_rate(pc.hit_pct),
             ];
             rules.push(r);
         } else if let (Some(hit), Some(ceiling)) = (pc.hit_pct, pc.ceiling_pct)
@@ -897,12 +854,7 @@ pub(crate) fn recommend(
                 Confidence::Medium,
             );
             r.evidence = vec![
-                ctx.ev(
-                    "prefix-cache hit rate",
-                    Some(hit),
-                    "%",
-                    &[Signal::PrefixHits, Signal::PrefixQueries],
-                ),
+                ctx.ev_prefix_hit_rate(Some(hit)),
                 ctx.ev("ceiling from the shared prefix", Some(ceiling), "%", &[]),
             ];
             rules.push(r);

@@ -5,13 +5,13 @@
 
 use std::fmt::Write as _;
 
-use maud::{DOCTYPE, Markup, PreEscaped, html};
+use maud::{DOCTYPE, Markup, html};
 use vllm_lens_analysis::compare::{Comparison, Direction, Fairness, Side};
 use vllm_lens_analysis::model::{RecId, SloStatus};
 use vllm_lens_analysis::time::{format_duration, format_rfc3339};
 
 use crate::embed;
-use crate::html::{CSP, STYLE, num};
+use crate::html::{num, page_head};
 use crate::md::escape;
 use crate::svg::{self, Chart, Kind, Series};
 
@@ -79,14 +79,7 @@ pub fn html(c: &Comparison) -> String {
     let page = html! {
         (DOCTYPE)
         html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta http-equiv="Content-Security-Policy" content=(CSP);
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                meta name="color-scheme" content="light dark";
-                title { "vLLM Lens: before and after" }
-                style { (PreEscaped(STYLE)) }
-            }
+            (page_head("vLLM Lens: before and after", &c.tool_version))
             body {
                 main {
                     header {

@@ -832,6 +832,23 @@ fn appendix(r: &Report) -> Markup {
     }
 }
 
+/// A page's head: the CSP that lets nothing load, the viewport, both
+/// colour schemes, the tool that wrote it, the title and the style sheet.
+/// The report and the comparison share it.
+pub(crate) fn page_head(title: &str, tool_version: &str) -> Markup {
+    html! {
+        head {
+            meta charset="utf-8";
+            meta http-equiv="Content-Security-Policy" content=(CSP);
+            meta name="viewport" content="width=device-width, initial-scale=1";
+            meta name="color-scheme" content="light dark";
+            meta name="generator" content=(format!("vLLM Lens {tool_version}"));
+            title { (title) }
+            style { (PreEscaped(STYLE)) }
+        }
+    }
+}
+
 /// The whole page.
 pub fn render(r: &Report) -> String {
     let times: Vec<i64> = fleet(&r.rows.latency)
@@ -846,15 +863,7 @@ pub fn render(r: &Report) -> String {
     let page = html! {
         (DOCTYPE)
         html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta http-equiv="Content-Security-Policy" content=(CSP);
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                meta name="color-scheme" content="light dark";
-                meta name="generator" content=(format!("vLLM Lens {}", r.tool_version));
-                title { (title) }
-                style { (PreEscaped(STYLE)) }
-            }
+            (page_head(&title, &r.tool_version))
             body {
                 main {
                     (header(r))

@@ -29,7 +29,7 @@ fn prefix(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     match e.prefix_cache_hit_pct {
         Some(hit) => {
             let evidence = vec![
-                ctx.ev("prefix-cache hit rate", Some(hit), "%", &hits),
+                ctx.ev_prefix_hit_rate(Some(hit)),
                 ctx.ev(
                     "prompt tokens per second",
                     e.prompt_tokens_per_sec,
@@ -220,7 +220,7 @@ fn kv(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         Severity::Info
     };
     let mut evidence = vec![
-        ctx.ev("KV cache max", Some(kv), "%", &[Signal::KvUsage]),
+        ctx.ev_kv_max(Some(kv)),
         ctx.ev("KV cache mean", e.kv_cache_pct_avg, "%", &[Signal::KvUsage]),
         ctx.ev_at(
             "windows at ≥ 90 %",
@@ -274,12 +274,7 @@ fn preemptions(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     &[Signal::Preemptions],
                     at,
                 ),
-                ctx.ev(
-                    "KV cache max",
-                    ctx.summary.efficiency.kv_cache_pct,
-                    "%",
-                    &[Signal::KvUsage],
-                ),
+                ctx.ev_kv_max(ctx.summary.efficiency.kv_cache_pct),
             ],
             &[],
         ));

@@ -254,7 +254,7 @@ fn queueing(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                         &signals,
                         windows.clone(),
                     ),
-                    ctx.ev("admission cap", cap, "running requests", &[Signal::Running]),
+                    ctx.ev_admission_cap(cap),
                     ctx.ev_at(
                         "worst mean queue time",
                         worst.map(|x| x.0),

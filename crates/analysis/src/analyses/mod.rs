@@ -115,6 +115,37 @@ impl Ctx<'_> {
         }
     }
 
+    /// The prefix-cache hit rate, %, as every finding and recommendation
+    /// cites it.
+    pub fn ev_prefix_hit_rate(&self, pct: Option<f64>) -> Evidence {
+        self.ev(
+            "prefix-cache hit rate",
+            pct,
+            "%",
+            &[Signal::PrefixHits, Signal::PrefixQueries],
+        )
+    }
+
+    /// The KV cache's peak usage, %.
+    pub fn ev_kv_max(&self, pct: Option<f64>) -> Evidence {
+        self.ev("KV cache max", pct, "%", &[Signal::KvUsage])
+    }
+
+    /// The in-flight count at which requests began to wait.
+    pub fn ev_queueing_starts(&self, in_flight: Option<f64>) -> Evidence {
+        self.ev(
+            "queueing starts at",
+            in_flight,
+            "requests in flight",
+            &[Signal::Running, Signal::Waiting],
+        )
+    }
+
+    /// The most requests that ran at once while others waited.
+    pub fn ev_admission_cap(&self, cap: Option<f64>) -> Evidence {
+        self.ev("admission cap", cap, "running requests", &[Signal::Running])
+    }
+
     /// A figure for some windows.
     pub fn ev_at(
         &self,
