@@ -12,7 +12,7 @@
 //! window's first to its last sample (Prometheus 2.42 ranges include both
 //! ends). On aligned captures that is `[1m]` for every full window; the
 //! first window and windows after a failed scrape differ, and there `[1m]`
-//! would extrapolate (see ARCHITECTURE.md, "Our windows and Prometheus'").
+//! would extrapolate (see docs/decisions.md, "Our windows and Prometheus'").
 //!
 //! Needs `promtool` and `prometheus` (Debian's `prometheus` package, 2.42).
 //! Without them the tests say so and pass, unless `VLLM_LENS_ORACLE=require`
@@ -221,7 +221,7 @@ const GAUGES: [Signal; 9] = [
 ];
 
 /// The engine read as Prometheus reads: a series born mid-capture is not
-/// counted from zero (ARCHITECTURE.md, "Our windows and Prometheus'").
+/// counted from zero (docs/decisions.md, "Our windows and Prometheus'").
 fn as_prometheus<'a>(store: &'a Store, catalogue: &'a Catalogue) -> Query<'a> {
     let settings = Settings {
         count_series_births: false,
@@ -483,7 +483,7 @@ fn prometheus_agrees_on_two_replicas() {
 
 /// On a jittered capture with gaps, `increase(x[1m])` extrapolates to the
 /// range's edges; ours covers exactly the intervals that end in the window.
-/// This prints how far apart the two are (ARCHITECTURE.md explains).
+/// This prints how far apart the two are (docs/decisions.md explains).
 #[test]
 fn jitter_gaps_extrapolation_is_measured() {
     if !oracle_available() {
@@ -529,7 +529,7 @@ fn jitter_gaps_extrapolation_is_measured() {
     }
     println!("{}", lines.join("\n"));
     println!("jitter-gaps: largest difference from Prometheus' rate[1m]: {worst:.2?} %");
-    // What ARCHITECTURE.md states: generated tokens/s within 1.1 % (the
+    // What docs/decisions.md states: generated tokens/s within 1.1 % (the
     // jitter alone), DCGM energy up to 35 % (its 30-s refresh), and never 0:
     // the comparison saw the extrapolation it documents.
     let generated = worst["vllm:generation_tokens_total"];

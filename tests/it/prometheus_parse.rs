@@ -1,6 +1,6 @@
 //! `prometheus-parse` was the planned parser. This test records, on a
 //! real-shaped vLLM scrape, what it loses, so that the decision to write our
-//! own (ARCHITECTURE.md, "Why our own parser") stays checked against the
+//! own (docs/decisions.md, "Why our own parser") stays checked against the
 //! crate as it is.
 
 use vllm_lens_expo::{Event, Parser};
@@ -31,7 +31,7 @@ fn prometheus_parse_drops_every_vllm_family() {
     assert!(ours_vllm > 600, "we read {ours_vllm} vllm: samples");
     assert_eq!(
         theirs_vllm, 0,
-        "prometheus-parse now reads `vllm:` names: revisit ARCHITECTURE.md"
+        "prometheus-parse now reads `vllm:` names: revisit docs/decisions.md"
     );
     // What it does read is only the non-vLLM remainder.
     assert!(

@@ -6,7 +6,7 @@
 //! would have said (the test oracle range-queries the same expressions).
 //!
 //! This is deliberately not the engine behind the report's own figures:
-//! those never extrapolate (see ARCHITECTURE.md, "Our windows and
+//! those never extrapolate (see docs/decisions.md, "Our windows and
 //! Prometheus'").
 
 /// Prometheus' default lookback for instant vector selectors, ms.
