@@ -356,41 +356,66 @@ fn dmon_field(column: &str) -> Option<Field> {
     })
 }
 
-fn nvidia_smi_dmon(text: &str, base_ms: Option<i64>, delay_ms: i64) -> Converted {
-    let mut out = Converted::default();
-    let mut writer = Writer::default();
-    let mut columns: Vec<String> = Vec::new();
-    let mut ticks = Ticks::default();
-    let mut unmapped: Vec<String> = Vec::new();
-    for (i, raw) in text.lines().enumerate() {
-        let line_no = i as u32 + 1;
-        let line = raw.trim();
-        if line.is_empty() {
-            continue;
+/// What the two `dmon` readers share: the output, the writer, the header's
+/// columns, the tick clock for rows without a time, and the columns no
+/// DCGM field maps.
+#[derive(Default)]
+struct Dmon {
+    out: Converted,
+    writer: Writer,
+    columns: Vec<String>,
+    ticks: Ticks,
+    unmapped: Vec<String>,
+}
+
+impl Dmon {
+    /// The non-empty lines, trimmed, with their 1-based numbers.
+    fn lines(text: &str) -> impl Iterator<Item = (u32, &str)> {
+        text.lines()
+            .enumerate()
+            .map(|(i, raw)| (i as u32 + 1, raw.trim()))
+            .filter(|(_, line)| !line.is_empty())
+    }
+
+    /// Notes the unmapped columns (naming `tool`) and how rows were timed.
+    fn finish(mut self, tool: &str, time_note: String) -> Converted {
+        if !self.unmapped.is_empty() {
+            self.out.notes.push(format!(
+                "{tool} columns not mapped to DCGM fields: {}",
+                self.unmapped.join(", ")
+            ));
         }
+        self.out.notes.push(time_note);
+        self.writer.finish(self.out)
+    }
+}
+
+fn nvidia_smi_dmon(text: &str, base_ms: Option<i64>, delay_ms: i64) -> Converted {
+    let mut dm = Dmon::default();
+    for (line_no, line) in Dmon::lines(text) {
         if let Some(rest) = line.strip_prefix('#') {
             let tokens: Vec<String> = rest.split_whitespace().map(str::to_string).collect();
             if tokens
                 .first()
                 .is_some_and(|t| matches!(t.as_str(), "gpu" | "Date" | "Time"))
             {
-                columns = tokens;
+                dm.columns = tokens;
             }
             continue;
         }
         let cells: Vec<&str> = line.split_whitespace().collect();
-        if columns.is_empty() || cells.len() != columns.len() {
-            out.diagnostics.push((
+        if dm.columns.is_empty() || cells.len() != dm.columns.len() {
+            dm.out.diagnostics.push((
                 line_no,
                 format!(
                     "expected {} columns, found {}; row skipped",
-                    columns.len(),
+                    dm.columns.len(),
                     cells.len()
                 ),
             ));
             continue;
         }
-        let cell = |name: &str| columns.iter().position(|c| c == name).map(|p| cells[p]);
+        let cell = |name: &str| dm.columns.iter().position(|c| c == name).map(|p| cells[p]);
         let gpu = cell("gpu").unwrap_or("0").to_string();
         let time = match (cell("Date"), cell("Time")) {
             (Some(date), Some(time)) if date.len() == 8 => {
@@ -404,18 +429,19 @@ fn nvidia_smi_dmon(text: &str, base_ms: Option<i64>, delay_ms: i64) -> Converted
                         Some(days_from_civil(y, m, d) * 86_400_000 + ms)
                     }
                     _ => {
-                        out.diagnostics
+                        dm.out
+                            .diagnostics
                             .push((line_no, "unreadable date/time; row skipped".into()));
                         continue;
                     }
                 }
             }
-            _ => ticks.time(&gpu, base_ms, delay_ms),
+            _ => dm.ticks.time(&gpu, base_ms, delay_ms),
         };
         let labels: Vec<(&str, String)> =
             vec![("gpu", gpu.clone()), ("device", format!("nvidia{gpu}"))];
-        writer.row(
-            &columns,
+        dm.writer.row(
+            &dm.columns,
             &cells,
             &labels,
             time,
@@ -423,24 +449,17 @@ fn nvidia_smi_dmon(text: &str, base_ms: Option<i64>, delay_ms: i64) -> Converted
                 "gpu" | "Date" | "Time" => Column::Skip,
                 c => dmon_field(c).map_or(Column::Unmapped, Column::Field),
             },
-            &mut unmapped,
+            &mut dm.unmapped,
         );
     }
-    if !unmapped.is_empty() {
-        out.notes.push(format!(
-            "nvidia-smi dmon columns not mapped to DCGM fields: {}",
-            unmapped.join(", ")
-        ));
-    }
-    if !text.contains("#Date") && !text.contains("# Date") {
-        out.notes.push(format!(
+    let time_note = if !text.contains("#Date") && !text.contains("# Date") {
+        format!(
             "nvidia-smi dmon rows carry no time (run it with -o DT); rows placed {delay_ms} ms apart from the file's time"
-        ));
+        )
     } else {
-        out.notes
-            .push("nvidia-smi dmon times are local time without a zone; read as UTC".into());
-    }
-    writer.finish(out)
+        "nvidia-smi dmon times are local time without a zone; read as UTC".into()
+    };
+    dm.finish("nvidia-smi dmon", time_note)
 }
 
 fn dcgmi_field(short: &str) -> Option<Field> {
@@ -495,19 +514,10 @@ fn dcgmi_field(short: &str) -> Option<Field> {
 }
 
 fn dcgmi_dmon(text: &str, base_ms: Option<i64>, delay_ms: i64) -> Converted {
-    let mut out = Converted::default();
-    let mut writer = Writer::default();
-    let mut columns: Vec<String> = Vec::new();
-    let mut ticks = Ticks::default();
-    let mut unmapped: Vec<String> = Vec::new();
-    for (i, raw) in text.lines().enumerate() {
-        let line_no = i as u32 + 1;
-        let line = raw.trim();
-        if line.is_empty() {
-            continue;
-        }
+    let mut dm = Dmon::default();
+    for (line_no, line) in Dmon::lines(text) {
         if line.starts_with("#Entity") || line.starts_with("# Entity") {
-            columns = line
+            dm.columns = line
                 .trim_start_matches('#')
                 .split_whitespace()
                 .skip(1)
@@ -520,25 +530,26 @@ fn dcgmi_dmon(text: &str, base_ms: Option<i64>, delay_ms: i64) -> Converted {
         if !matches!(entity_kind, "GPU" | "GPU-I" | "GPU-CI") {
             // Units row (`ID ...`) and the closing "stopped by a signal" line.
             if entity_kind != "ID" && !line.to_ascii_lowercase().contains("signal") {
-                out.diagnostics
+                dm.out
+                    .diagnostics
                     .push((line_no, "not a dcgmi dmon row; skipped".into()));
             }
             continue;
         }
         let cells = &tokens[2.min(tokens.len())..];
-        if tokens.len() < 2 || cells.len() != columns.len() {
-            out.diagnostics.push((
+        if tokens.len() < 2 || cells.len() != dm.columns.len() {
+            dm.out.diagnostics.push((
                 line_no,
                 format!(
                     "expected {} values, found {}; row skipped",
-                    columns.len(),
+                    dm.columns.len(),
                     cells.len()
                 ),
             ));
             continue;
         }
         let entity = format!("{} {}", entity_kind, tokens[1]);
-        let time = ticks.time(&entity, base_ms, delay_ms);
+        let time = dm.ticks.time(&entity, base_ms, delay_ms);
         let labels: Vec<(&str, String)> = if entity_kind == "GPU" {
             vec![
                 ("gpu", tokens[1].to_string()),
@@ -547,25 +558,21 @@ fn dcgmi_dmon(text: &str, base_ms: Option<i64>, delay_ms: i64) -> Converted {
         } else {
             vec![("dcgm_entity", entity.clone())]
         };
-        writer.row(
-            &columns,
+        dm.writer.row(
+            &dm.columns,
             cells,
             &labels,
             time,
             |column| dcgmi_field(column).map_or(Column::Unmapped, Column::Field),
-            &mut unmapped,
+            &mut dm.unmapped,
         );
     }
-    if !unmapped.is_empty() {
-        out.notes.push(format!(
-            "dcgmi dmon columns not mapped to DCGM fields: {}",
-            unmapped.join(", ")
-        ));
-    }
-    out.notes.push(format!(
-        "dcgmi dmon rows carry no time; ticks placed {delay_ms} ms apart from the file's time (set capture.dmon_delay_ms in the manifest to the -d value)"
-    ));
-    writer.finish(out)
+    dm.finish(
+        "dcgmi dmon",
+        format!(
+            "dcgmi dmon rows carry no time; ticks placed {delay_ms} ms apart from the file's time (set capture.dmon_delay_ms in the manifest to the -d value)"
+        ),
+    )
 }
 
 #[cfg(test)]
