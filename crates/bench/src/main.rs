@@ -43,20 +43,22 @@ fn peak_rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
+/// Reads and loads a bundle file; its bytes are dropped on return, as the
+/// CLI drops them once loaded.
+fn load_file(path: &str) -> Result<vllm_lens_core::Loaded, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
+    let input = Input::Bytes {
+        name: path,
+        bytes: &bytes,
+        mtime_ms: None,
+    };
+    load(input, &Options::default()).map_err(|e| e.to_string())
+}
+
 /// The child: bundle → HTML, timed; prints `seconds rss_kib points store_bytes html_bytes`.
 fn e2e(path: &str) {
     let t = Instant::now();
-    let bytes = std::fs::read(path).expect("bundle");
-    let loaded = load(
-        Input::Bytes {
-            name: path,
-            bytes: &bytes,
-            mtime_ms: None,
-        },
-        &Options::default(),
-    )
-    .expect("loads");
-    drop(bytes); // as the CLI does: the bundle's bytes are not needed any more
+    let loaded = load_file(path).expect("loads");
     let t_load = t.elapsed().as_secs_f64();
     let report = analyse(&loaded, &BundleMeta::default(), &Settings::default()).expect("report");
     let t_analyse = t.elapsed().as_secs_f64() - t_load;
@@ -78,16 +80,7 @@ fn mb_s(bytes: usize, secs: f64) -> String {
 
 /// promtool backfill + the report's queries on a local Prometheus; seconds.
 fn promtool(path: &str, dir: &Path) -> Option<(f64, f64, usize)> {
-    let bytes = std::fs::read(path).ok()?;
-    let loaded = load(
-        Input::Bytes {
-            name: path,
-            bytes: &bytes,
-            mtime_ms: None,
-        },
-        &Options::default(),
-    )
-    .ok()?;
+    let loaded = load_file(path).ok()?;
     let start = loaded
         .store
         .targets()

@@ -377,6 +377,17 @@ impl Dmon {
             .filter(|(_, line)| !line.is_empty())
     }
 
+    /// Skips a row whose cell count does not match the header's.
+    fn wrong_width(&mut self, line_no: u32, what: &str, found: usize) {
+        self.out.diagnostics.push((
+            line_no,
+            format!(
+                "expected {} {what}, found {found}; row skipped",
+                self.columns.len()
+            ),
+        ));
+    }
+
     /// Notes the unmapped columns (naming `tool`) and how rows were timed.
     fn finish(mut self, tool: &str, time_note: String) -> Converted {
         if !self.unmapped.is_empty() {
@@ -405,14 +416,7 @@ fn nvidia_smi_dmon(text: &str, base_ms: Option<i64>, delay_ms: i64) -> Converted
         }
         let cells: Vec<&str> = line.split_whitespace().collect();
         if dm.columns.is_empty() || cells.len() != dm.columns.len() {
-            dm.out.diagnostics.push((
-                line_no,
-                format!(
-                    "expected {} columns, found {}; row skipped",
-                    dm.columns.len(),
-                    cells.len()
-                ),
-            ));
+            dm.wrong_width(line_no, "columns", cells.len());
             continue;
         }
         let cell = |name: &str| dm.columns.iter().position(|c| c == name).map(|p| cells[p]);
@@ -538,14 +542,7 @@ fn dcgmi_dmon(text: &str, base_ms: Option<i64>, delay_ms: i64) -> Converted {
         }
         let cells = &tokens[2.min(tokens.len())..];
         if tokens.len() < 2 || cells.len() != dm.columns.len() {
-            dm.out.diagnostics.push((
-                line_no,
-                format!(
-                    "expected {} values, found {}; row skipped",
-                    dm.columns.len(),
-                    cells.len()
-                ),
-            ));
+            dm.wrong_width(line_no, "values", cells.len());
             continue;
         }
         let entity = format!("{} {}", entity_kind, tokens[1]);
