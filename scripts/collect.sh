@@ -9,7 +9,7 @@ usage() {
 Usage:
   collect.sh --vllm URL [--vllm URL ...] [--dcgm URL ...] [options] -o bundle.zip
   collect.sh --kube-namespace NS --kube-selector SEL [--kube-dcgm-selector SEL] [options] -o bundle.zip
-  collect.sh --from-prometheus URL --start T --end T [--step 15s] [--match '{...}'] -o bundle.zip
+  collect.sh --from-prometheus URL --start T --end T [--step 15s] [--piece 1h] [--match '{...}'] -o bundle.zip
 
 Scrape mode (default): every --interval seconds for --duration, fetch each
 /metrics URL and store it as <target>/<unix ms>.prom, with a manifest that
@@ -34,7 +34,10 @@ Options:
   --kube-dcgm-port PORT    dcgm-exporter pods' port (default 9400)
   --from-prometheus URL    Prometheus mode: the Prometheus (or Thanos, Mimir) base URL
   --start T, --end T       the window to export: RFC 3339 or Unix seconds
-  --step S                 resolution of the export (default 15s)
+  --step S                 the scrape interval, for the estimate and the smallest
+                           piece (default 15s); the export keeps every raw sample
+  --piece D                time per query (default 1h); a piece over the server's
+                           sample limit is halved, then split by instance
   --match '{...}'          extra label matchers, e.g. '{namespace="llm"}'
   --device KIND            what vLLM runs on, for the manifest: gpu, or cpu (a CPU
                            server: no GPU, so no dcgm-exporter to scrape)
@@ -72,6 +75,7 @@ PROM=""
 START=""
 END=""
 STEP=15s
+PIECE=1h
 MATCH=""
 DEVICE=""
 
@@ -99,6 +103,7 @@ while [ $# -gt 0 ]; do
         --start) need_arg "$1" $#; START=$2; shift 2 ;;
         --end) need_arg "$1" $#; END=$2; shift 2 ;;
         --step) need_arg "$1" $#; STEP=$2; shift 2 ;;
+        --piece) need_arg "$1" $#; PIECE=$2; shift 2 ;;
         --match) need_arg "$1" $#; MATCH=$2; shift 2 ;;
         --device) need_arg "$1" $#; DEVICE=$2; shift 2 ;;
         -h|--help) usage; exit 0 ;;
@@ -241,7 +246,7 @@ write_manifest() {
             fi
             sep=","
         done <"$SCRAPES"
-        printf '\n  ],\n  "capture": {"interval_s": %s, "start_ms": %s, "end_ms": %s, "tool": "collect.sh"}' "$INTERVAL" "$T0" "$(now_ms)"
+        printf '\n  ],\n  "capture": {"interval_s": %s, "start_ms": %s, "end_ms": %s, "tool": "collect.sh"}' "$INTERVAL" "$T0" "${CAPTURE_END_MS:-$(now_ms)}"
         printf ',\n  "environment": {'
         sep=""
         if [ -n "${VLLM_VERSION:-}" ]; then printf '"vllm_version": "%s"' "$(json_escape "$VLLM_VERSION")"; sep=", "; fi
@@ -271,32 +276,188 @@ pack() {
 T0=$(now_ms)
 
 # --- Prometheus mode -------------------------------------------------------
+# The raw samples with their own timestamps: per family group and per time
+# piece, an instant query of a range selector ({__name__=~"vllm:.*"}[1h])
+# at the piece's end, so the bundle holds exactly what was scraped (no
+# resampling). A piece whose answer would exceed the server's sample limit
+# is halved in time, and below one step split by instance; a failed piece is
+# retried. Prometheus 2.x range selectors include both ends: a point on a
+# piece's edge comes twice and the loader keeps one.
+
+# to_secs T: RFC 3339 or Unix seconds → Unix seconds.
+to_secs() {
+    case "$1" in
+        ''|*[!0-9.]*) date -u -d "$1" +%s 2>/dev/null ;;
+        *) echo "${1%%.*}" ;;
+    esac
+}
+
+# dur_secs D: 1h, 30m, 15s or plain seconds → seconds.
+dur_secs() {
+    case "$1" in
+        *h) echo $(( ${1%h} * 3600 )) ;;
+        *m) echo $(( ${1%m} * 60 )) ;;
+        *s) echo "${1%s}" ;;
+        *) echo "$1" ;;
+    esac
+}
+
+# prom_query FILE QUERY TIME: an instant query; prints the HTTP status (000
+# when the server did not answer), the body in FILE.
+prom_query() {
+    curl -sS --max-time "$PROM_TIMEOUT" -G "${PROM%/}/api/v1/query" \
+        --data-urlencode "query=$2" --data-urlencode "time=$3" \
+        --data-urlencode "max_source_resolution=0s" \
+        -o "$1" -w '%{http_code}' 2>>"$TMP/curl.err" || true
+}
+
 if [ -n "$PROM" ]; then
     if [ -z "$START" ] || [ -z "$END" ]; then die "--from-prometheus needs --start and --end"; fi
     command -v curl >/dev/null 2>&1 || die "--from-prometheus needs curl"
+    start_s=$(to_secs "$START"); end_s=$(to_secs "$END")
+    case "$start_s" in ''|*[!0-9]*) die "--start $START: use RFC 3339 (2026-07-01T10:00:00Z) or Unix seconds" ;; esac
+    case "$end_s" in ''|*[!0-9]*) die "--end $END: use RFC 3339 (2026-07-01T10:00:00Z) or Unix seconds" ;; esac
+    [ "$end_s" -gt "$start_s" ] || die "--end must be after --start"
+    step_s=$(dur_secs "$STEP"); piece_s=$(dur_secs "$PIECE")
+    case "$step_s$piece_s" in ''|*[!0-9]*) die "--step and --piece must look like 15s, 5m or 1h" ;; esac
+    if [ "$step_s" -lt 1 ] || [ "$piece_s" -lt "$step_s" ]; then die "--piece must be at least --step"; fi
+    # Never a piece over 11,000 steps (Prometheus' limit per series).
+    [ "$piece_s" -le $(( step_s * 11000 )) ] || piece_s=$(( step_s * 11000 ))
+    PROM_TIMEOUT=$(( TIMEOUT > 120 ? TIMEOUT : 120 ))
     extra=""
     if [ -n "$MATCH" ]; then
         extra=$(printf '%s' "$MATCH" | sed 's/^[[:space:]]*{//; s/}[[:space:]]*$//')
         [ -n "$extra" ] && extra=",$extra"
     fi
+    GROUPS_RE='vllm=vllm:.* vllm-otel=vllm_.* dcgm=DCGM_FI_.* http=http_.* process=process_.*'
     mkdir -p "$WORK/prometheus"
     add_target prometheus other "$PROM" "" "" ""
-    for pair in 'vllm=vllm:.*' 'vllm-otel=vllm_.*' 'dcgm=DCGM_FI_.*' 'http=http_requests_total' 'process=process_start_time_seconds'; do
-        group=${pair#*=}
-        file="prometheus/${pair%%=*}.json"
-        err="$TMP/err.prom"
-        if curl -fsS --max-time 120 -G "${PROM%/}/api/v1/query_range" \
-            --data-urlencode "query={__name__=~\"$group\"$extra}" \
-            --data-urlencode "start=$START" --data-urlencode "end=$END" \
-            --data-urlencode "step=$STEP" -o "$WORK/$file" 2>"$err"; then
-            printf 'prometheus\037%s\0371\037%s\037\n' "$(now_ms)" "$file" >>"$SCRAPES"
-        else
-            rm -f "$WORK/$file"
-            printf 'prometheus\037%s\0370\037\037%s\n' "$(now_ms)" "$(head -c 300 "$err" | tr '\n\t\037' '   ')" >>"$SCRAPES"
+    : >"$TMP/curl.err"
+
+    # The estimate: the series that existed in the range (the series API
+    # reads the index, not the samples), one sample per step each.
+    series=0
+    for pair in $GROUPS_RE; do
+        code=$(curl -sS --max-time "$PROM_TIMEOUT" -G "${PROM%/}/api/v1/series" \
+            --data-urlencode "match[]={__name__=~\"${pair#*=}\"$extra}" \
+            --data-urlencode "start=$start_s" --data-urlencode "end=$end_s" \
+            -o "$TMP/series.json" -w '%{http_code}' 2>>"$TMP/curl.err" || true)
+        if [ "$code" != 200 ]; then
+            die "$PROM does not answer the series API (HTTP $code): $(head -c 300 "$TMP/series.json" "$TMP/curl.err" 2>/dev/null | tr '\n' ' ')"
         fi
+        n=$(grep -o '"__name__"' "$TMP/series.json" | wc -l | tr -d ' ')
+        series=$(( series + n ))
     done
+    span=$(( end_s - start_s ))
+    npieces=$(( (span + piece_s - 1) / piece_s ))
+    total=0
+    for pair in $GROUPS_RE; do total=$(( total + npieces )); done
+    printf 'collect.sh: exporting %s to %s: %s series, about %s samples at one per %ss, in %s pieces of %ss\n' \
+        "$START" "$END" "$series" "$(( series * (span / step_s + 1) ))" "$step_s" "$total" "$piece_s" >&2
+    [ "$series" -gt 0 ] || die "no series match in the range (check --match, --start and --end): nothing to export"
+
+    # The work queue: group name, regex, piece end, piece length, instance.
+    QUEUE="$TMP/queue.rec"; NEXT="$TMP/queue.next"
+    : >"$QUEUE"
+    for pair in $GROUPS_RE; do
+        t=$end_s
+        while [ "$t" -gt "$start_s" ]; do
+            len=$piece_s
+            [ $(( t - len )) -ge "$start_s" ] || len=$(( t - start_s ))
+            printf '%s\037%s\037%s\037%s\037\n' "${pair%%=*}" "${pair#*=}" "$t" "$len" >>"$QUEUE"
+            t=$(( t - len ))
+        done
+    done
+    done_n=0; failed=0; empty=0; last_pct=-1; halved=0; by_instance=0
+    while [ -s "$QUEUE" ] && [ "$STOP" = 0 ]; do
+        : >"$NEXT"
+        while IFS="$US" read -r gname gre pend plen pinst; do
+            [ "$STOP" = 0 ] || break
+            sel="__name__=~\"$gre\"$extra"
+            [ -n "$pinst" ] && sel="$sel,instance=\"$pinst\""
+            dir="prometheus/$gname"; mkdir -p "$WORK/$dir"
+            file="$dir/$pend-$plen${pinst:+-$(printf '%s' "$pinst" | tr -c 'A-Za-z0-9._-' '_')}.json"
+            tries=0; outcome="retry"
+            while [ "$outcome" = retry ]; do
+                tries=$(( tries + 1 ))
+                code=$(prom_query "$WORK/$file" "{$sel}[${plen}s]" "$pend")
+                if [ "$code" = 200 ] && grep -q '"status":"success"' "$WORK/$file"; then
+                    outcome="ok"
+                elif grep -q 'too many samples' "$WORK/$file" 2>/dev/null; then
+                    outcome="split"
+                elif [ "$tries" -ge 3 ]; then
+                    outcome="failed"
+                else
+                    sleep "$tries"
+                fi
+            done
+            case "$outcome" in
+                ok)
+                    if grep -q '"result":\[\]' "$WORK/$file"; then
+                        empty=$(( empty + 1 )); rm -f "$WORK/$file"
+                    else
+                        printf 'prometheus\037%s\0371\037%s\037\n' "$(( pend * 1000 ))" "$file" >>"$SCRAPES"
+                    fi
+                    done_n=$(( done_n + 1 )) ;;
+                split)
+                    rm -f "$WORK/$file"
+                    if [ "$plen" -gt "$step_s" ]; then
+                        half=$(( plen / 2 ))
+                        printf '%s\037%s\037%s\037%s\037%s\n' "$gname" "$gre" "$(( pend - half ))" "$(( plen - half ))" "$pinst" >>"$NEXT"
+                        printf '%s\037%s\037%s\037%s\037%s\n' "$gname" "$gre" "$pend" "$half" "$pinst" >>"$NEXT"
+                        total=$(( total + 1 )); halved=$(( halved + 1 ))
+                    elif [ -z "$pinst" ]; then
+                        # One step of every series is still too much: one
+                        # instance at a time.
+                        # (The series API reads the index, not the samples.)
+                        curl -sS --max-time "$PROM_TIMEOUT" -G "${PROM%/}/api/v1/series" \
+                            --data-urlencode "match[]={$sel}" \
+                            --data-urlencode "start=$(( pend - plen ))" --data-urlencode "end=$pend" \
+                            -o "$TMP/inst.json" 2>>"$TMP/curl.err" || : >"$TMP/inst.json"
+                        insts=$(grep -o '"instance":"[^"]*"' "$TMP/inst.json" | sed 's/^"instance":"//; s/"$//' | sort -u)
+                        n=0
+                        for i in $insts; do
+                            printf '%s\037%s\037%s\037%s\037%s\n' "$gname" "$gre" "$pend" "$plen" "$i" >>"$NEXT"
+                            n=$(( n + 1 ))
+                        done
+                        total=$(( total + n - 1 )); by_instance=$(( by_instance + 1 ))
+                        [ "$n" -gt 0 ] || { failed=$(( failed + 1 )); printf 'collect.sh: %s ending %s: over the sample limit and no instance to split by\n' "$gname" "$pend" >&2; }
+                    else
+                        failed=$(( failed + 1 ))
+                        printf 'collect.sh: %s of %s ending %s: over the server'"'"'s sample limit even for %ss of one instance; raise --query.max-samples\n' "$gname" "$pinst" "$pend" "$plen" >&2
+                        printf 'prometheus\037%s\0370\037\037%s\n' "$(( pend * 1000 ))" "over the sample limit: $gname $pinst" >>"$SCRAPES"
+                    fi ;;
+                failed)
+                    failed=$(( failed + 1 ))
+                    why=$(head -c 300 "$WORK/$file" 2>/dev/null | tr '\n\t\037' '   ')
+                    [ -n "$why" ] || why="HTTP $code: $(tail -n 1 "$TMP/curl.err" | tr '\n\t\037' '   ')"
+                    rm -f "$WORK/$file"
+                    printf 'collect.sh: %s ending %s (%ss) failed 3 times: %s\n' "$gname" "$pend" "$plen" "$why" >&2
+                    printf 'prometheus\037%s\0370\037\037%s\n' "$(( pend * 1000 ))" "$why" >>"$SCRAPES" ;;
+            esac
+            pct=$(( (done_n + failed) * 10 / (total > 0 ? total : 1) ))
+            if [ "$pct" != "$last_pct" ]; then
+                last_pct=$pct
+                printf 'collect.sh: %s of %s pieces (%s0 %%)\n' "$(( done_n + failed ))" "$total" "$pct" >&2
+            fi
+        done <"$QUEUE"
+        mv "$NEXT" "$QUEUE"
+    done
+    T0=$(( start_s * 1000 )); CAPTURE_END_MS=$(( end_s * 1000 )); INTERVAL=$step_s
+    kept=$(awk -F "$US" '$3 == 1' "$SCRAPES" | wc -l | tr -d ' ')
+    if [ "$kept" = 0 ]; then
+        die "the export captured nothing ($failed pieces failed, $empty empty): no bundle written"
+    fi
+    if [ $(( halved + by_instance )) -gt 0 ]; then
+        printf 'collect.sh: over the server'"'"'s sample limit, %s pieces were halved and %s split by instance\n' "$halved" "$by_instance" >&2
+    fi
     write_manifest
     pack
+    if [ "$failed" -gt 0 ] || [ "$STOP" = 1 ]; then
+        printf 'collect.sh: the export is incomplete: %s of %s pieces missing%s; the bundle holds the rest\n' \
+            "$(( total - done_n ))" "$total" "$( [ "$STOP" = 1 ] && echo ' (stopped)')" >&2
+        exit 1
+    fi
     exit 0
 fi
 

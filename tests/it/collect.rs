@@ -1,7 +1,8 @@
 //! `scripts/collect.sh` against local servers on 127.0.0.1: a fake vLLM and
 //! dcgm-exporter serving the reference sample's scrapes one after the other,
-//! an unreachable target, a fake Prometheus API, a fake `kubectl`; the
-//! bundles it writes are then analysed by the CLI.
+//! an unreachable target, a real Prometheus 2.42 holding a backfilled
+//! sample (`vllm_lens_oracle`), a fake `kubectl`; the bundles it writes are
+//! then analysed.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -42,31 +43,6 @@ struct Server {
     hits: Arc<Mutex<Vec<String>>>,
 }
 
-fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'%' if i + 2 < b.len() => {
-                out.push(u8::from_str_radix(&s[i + 1..i + 3], 16).unwrap_or(b'?'));
-                i += 3;
-            }
-            b'+' => {
-                out.push(b' ');
-                i += 1;
-            }
-            c => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// Serves `/vllm/metrics`, `/dcgm/metrics` (the next scrape each time),
-/// `/vllm/version`, `/vllm/v1/models` and `/api/v1/query_range`.
 fn serve() -> Server {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("addr").port();
@@ -101,13 +77,6 @@ fn serve() -> Server {
                 ("200 OK", "{\"version\":\"0.23.0\"}".to_string())
             } else if path == "/vllm/v1/models" {
                 ("200 OK", "{\"object\":\"list\",\"data\":[{\"id\":\"Qwen/Qwen2.5-3B-Instruct\",\"object\":\"model\"}]}".to_string())
-            } else if let Some(q) = path.strip_prefix("/api/v1/query_range?") {
-                let params: BTreeMap<String, String> = q
-                    .split('&')
-                    .filter_map(|kv| kv.split_once('='))
-                    .map(|(k, v)| (k.to_string(), percent_decode(v)))
-                    .collect();
-                ("200 OK", query_range(&scrapes, &params))
             } else {
                 ("404 Not Found", String::new())
             };
@@ -120,69 +89,6 @@ fn serve() -> Server {
         }
     });
     Server { port, hits }
-}
-
-/// A fake Prometheus: the sample's series whose name matches the query's
-/// `__name__=~"PREFIX.*"`, with the sample's own times.
-fn query_range(
-    scrapes: &BTreeMap<String, Vec<String>>,
-    params: &BTreeMap<String, String>,
-) -> String {
-    let query = params.get("query").cloned().unwrap_or_default();
-    let prefix = query
-        .split("__name__=~\"")
-        .nth(1)
-        .and_then(|r| r.split('"').next())
-        .unwrap_or("")
-        .trim_end_matches(".*")
-        .to_string();
-    let mut series: BTreeMap<
-        String,
-        (
-            serde_json::Map<String, serde_json::Value>,
-            Vec<serde_json::Value>,
-        ),
-    > = BTreeMap::new();
-    let t0 = 1_767_225_600.0;
-    for (target, list) in scrapes {
-        let instance = if target.starts_with("vllm") {
-            "10.0.0.1:8000"
-        } else {
-            "node-1:9400"
-        };
-        for (i, text) in list.iter().enumerate() {
-            for ev in vllm_lens_expo::Parser::new(text) {
-                let vllm_lens_expo::Event::Sample(s) = ev else {
-                    continue;
-                };
-                if !s.name.starts_with(&prefix) || prefix.is_empty() {
-                    continue;
-                }
-                let entry = series
-                    .entry(format!("{instance}{}", s.key))
-                    .or_insert_with(|| {
-                        let mut m = serde_json::Map::new();
-                        m.insert("__name__".into(), s.name.into());
-                        m.insert("instance".into(), instance.into());
-                        m.insert("job".into(), target.split('-').next().unwrap_or("x").into());
-                        for l in s.labels.iter() {
-                            m.insert(l.name.to_string(), l.value().to_string().into());
-                        }
-                        (m, Vec::new())
-                    });
-                entry.1.push(serde_json::json!([
-                    t0 + 15.0 * i as f64,
-                    format!("{}", s.value)
-                ]));
-            }
-        }
-    }
-    let result: Vec<serde_json::Value> = series
-        .into_values()
-        .map(|(m, v)| serde_json::json!({"metric": m, "values": v}))
-        .collect();
-    serde_json::json!({"status": "success", "data": {"resultType": "matrix", "result": result}})
-        .to_string()
 }
 
 fn collect(args: &[&str], dir: &Path, path_prefix: Option<&Path>) -> std::process::Output {
@@ -339,54 +245,213 @@ fn sigterm_still_writes_the_bundle() {
     stops_cleanly_on("TERM");
 }
 
-#[test]
-fn prometheus_mode_exports_what_the_analyses_need() {
-    if lacks("collect::prometheus_mode", &["curl", "zip"]) {
-        return;
+/// The report of a loaded bundle, as the CLI makes it.
+fn analyse(loaded: &vllm_lens_core::Loaded) -> vllm_lens_core::analysis::Report {
+    vllm_lens_core::analysis::analyse(
+        loaded,
+        &vllm_lens_core::analysis::BundleMeta::default(),
+        &vllm_lens_core::analysis::Settings::default(),
+    )
+    .expect("report")
+}
+
+/// Exports `sample` from a real Prometheus 2.42 (the sample backfilled with
+/// promtool, served with `--query.max-samples=max_samples`) with
+/// `collect.sh --from-prometheus … --piece piece`, and returns the
+/// original's report, the export's, and collect.sh's stderr.
+fn export_round_trip(
+    sample: &str,
+    max_samples: u32,
+    piece: &str,
+) -> Option<(
+    vllm_lens_core::analysis::Report,
+    vllm_lens_core::analysis::Report,
+    String,
+)> {
+    let tools = ["curl", "zip", "promtool", "prometheus"];
+    if lacks(&format!("collect::prometheus ({sample})"), &tools) {
+        return None;
     }
-    let s = serve();
-    let dir = temp_dir("collect-prometheus");
+    let original = crate::engine::load_sample(sample);
+    let dir = temp_dir(&format!("collect-prometheus-{sample}"));
+    let data = vllm_lens_oracle::backfill(&original.store, &dir).expect("backfill");
+    let flag = format!("--query.max-samples={max_samples}");
+    let prom = vllm_lens_oracle::Prometheus::serve(
+        &data,
+        &dir,
+        &[&flag],
+        std::time::Duration::from_secs(60),
+    )
+    .expect("prometheus serves");
+    let times: Vec<i64> = original
+        .store
+        .targets()
+        .iter()
+        .flat_map(|t| t.sample_times().iter().copied())
+        .collect();
+    let start = times.iter().min().expect("times") / 1000;
+    let end = times.iter().max().expect("times") / 1000 + 1;
     let o = collect(
         &[
             "--from-prometheus",
-            &format!("http://127.0.0.1:{}", s.port),
+            &format!("http://127.0.0.1:{}", prom.port()),
             "--start",
-            "2026-01-01T00:00:00Z",
+            &start.to_string(),
             "--end",
-            "2026-01-01T00:10:00Z",
-            "--match",
-            "{namespace=\"llm\"}",
+            &end.to_string(),
+            "--piece",
+            piece,
             "-o",
-            "prom.zip",
+            "export.zip",
         ],
         &dir,
         None,
     );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let hits = s.hits.lock().expect("lock").clone();
-    let q = hits
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{stderr}");
+    let bytes = std::fs::read(dir.join("export.zip")).expect("export.zip");
+    let exported = vllm_lens_core::load(
+        vllm_lens_core::Input::Bytes {
+            name: "export.zip",
+            bytes: &bytes,
+            mtime_ms: None,
+        },
+        &vllm_lens_core::Options::default(),
+    )
+    .expect("the export loads");
+    let problems: Vec<String> = exported
+        .diagnostics
         .iter()
-        .find(|h| h.starts_with("/api/v1/query_range"))
-        .expect("queried");
-    assert!(percent_decode(q).contains("namespace=\"llm\""), "{q}");
-    let r = report_json(&dir.join("prom.zip"));
-    assert_eq!(
-        r["deployment"]["replicas"],
-        serde_json::json!(["10.0.0.1:8000"])
-    );
-    let direct = report_json(&root().join("samples/a10g-qwen3b-ramp.zip"));
-    for key in ["ttft_p95_ms", "decode_ms", "inter_token_ms"] {
-        let (a, b) = (
-            &r["summary"]["latency"][key],
-            &direct["summary"]["latency"][key],
-        );
-        let (a, b) = (a.as_f64().expect("a"), b.as_f64().expect("b"));
-        assert!(
-            (a - b).abs() <= 1e-9 * b.abs().max(1.0),
-            "{key}: {a} vs {b}"
-        );
+        .filter(|d| d.severity != vllm_lens_core::Severity::Info)
+        .map(|d| d.to_string())
+        .collect();
+    assert!(problems.is_empty(), "{problems:#?}");
+    // Prometheus knows each target by its `instance`, not by the bundle's
+    // name for it: the original's replicas are renamed so.
+    let mut original_report = analyse(&original);
+    let renames: BTreeMap<String, String> = original
+        .store
+        .targets()
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| {
+            let id = vllm_lens_core::store::TargetId(i as u32);
+            let instance = original
+                .store
+                .target_labels(id)
+                .find(|(k, _)| *k == "instance")
+                .map(|(_, v)| v.to_string())?;
+            Some((t.name().to_string(), instance))
+        })
+        .collect();
+    let mut v = serde_json::to_value(&original_report).expect("report");
+    rename(&mut v, &renames);
+    original_report = serde_json::from_value(v).expect("renamed report");
+    Some((original_report, analyse(&exported), stderr))
+}
+
+/// Where two JSON values first differ: the path and both values.
+fn first_difference(a: &serde_json::Value, b: &serde_json::Value, path: &str) -> Option<String> {
+    use serde_json::Value as V;
+    match (a, b) {
+        (V::Object(x), V::Object(y)) => {
+            for k in x.keys().chain(y.keys()) {
+                let (p, q) = (x.get(k).unwrap_or(&V::Null), y.get(k).unwrap_or(&V::Null));
+                if let Some(d) = first_difference(p, q, &format!("{path}.{k}")) {
+                    return Some(d);
+                }
+            }
+            None
+        }
+        (V::Array(x), V::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (p, q))| first_difference(p, q, &format!("{path}[{i}]"))),
+        _ if a == b => None,
+        _ => Some(format!(
+            "{path}: export {} vs original {}",
+            &a.to_string().chars().take(300).collect::<String>(),
+            &b.to_string().chars().take(300).collect::<String>()
+        )),
     }
-    assert!(r["summary"]["gpu"]["gpu_util_pct"].is_number());
+}
+
+/// Every string equal to a key of `renames` (a replica's name) replaced.
+fn rename(v: &mut serde_json::Value, renames: &BTreeMap<String, String>) {
+    match v {
+        serde_json::Value::String(s) => {
+            if let Some(n) = renames.get(s.as_str()) {
+                *s = n.clone();
+            }
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(|x| rename(x, renames)),
+        serde_json::Value::Object(o) => {
+            let old = std::mem::take(o);
+            for (k, mut x) in old {
+                rename(&mut x, renames);
+                o.insert(renames.get(&k).cloned().unwrap_or(k), x);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A server that refuses big answers (`--query.max-samples`): pieces are
+/// halved, then split by instance, until each fits; the export is whole.
+#[test]
+fn prometheus_mode_splits_pieces_over_the_sample_limit() {
+    let Some((original, exported, stderr)) = export_round_trip("two-replicas-rr", 450, "10m")
+    else {
+        return;
+    };
+    assert!(
+        stderr.contains("over the server's sample limit")
+            && !stderr.contains(" 0 pieces were halved")
+            && !stderr.contains("and 0 split by instance"),
+        "{stderr}"
+    );
+    assert_eq!(
+        serde_json::to_value(&exported.rows).expect("rows"),
+        serde_json::to_value(&original.rows).expect("rows")
+    );
+}
+
+/// The raw export: every scrape's own samples, read back as one capture
+/// with no seam at the pieces' edges. Every per-window figure, the SLO
+/// scorecard and the findings equal the original bundle's.
+#[test]
+fn prometheus_mode_exports_the_raw_samples() {
+    for sample in ["two-replicas-rr", "pod-restart"] {
+        let Some((original, exported, stderr)) = export_round_trip(sample, 50_000_000, "3m") else {
+            return;
+        };
+        assert!(stderr.contains("collect.sh: exporting"), "{stderr}");
+        for (what, a, b) in [
+            (
+                "rows",
+                serde_json::to_value(&exported.rows),
+                serde_json::to_value(&original.rows),
+            ),
+            (
+                "slo",
+                serde_json::to_value(&exported.slo),
+                serde_json::to_value(&original.slo),
+            ),
+        ] {
+            let (a, b) = (a.expect("json"), b.expect("json"));
+            if let Some(d) = first_difference(&a, &b, what) {
+                panic!("{sample}: the export differs from the original at {d}");
+            }
+        }
+        let ids = |r: &vllm_lens_core::analysis::Report| -> Vec<String> {
+            r.analyses
+                .iter()
+                .flat_map(|a| a.findings.iter().map(|f| f.id.as_str().to_string()))
+                .collect()
+        };
+        assert_eq!(ids(&exported), ids(&original), "{sample}: findings");
+    }
 }
 
 #[test]

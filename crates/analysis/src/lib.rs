@@ -80,6 +80,29 @@ fn map_gpus(
 ) -> BTreeMap<String, String> {
     let store = &loaded.store;
     let mut out = BTreeMap::new();
+    // Each replica's node: its target's label (from the manifest), else the
+    // one its series carry (a Prometheus export keeps the scrape's target
+    // labels on every series).
+    let mut nodes: Vec<Option<String>> = replicas
+        .iter()
+        .map(|(t, _)| {
+            store
+                .target_labels(*t)
+                .find(|(k, _)| *k == "node")
+                .map(|(_, v)| v.to_string())
+        })
+        .collect();
+    if nodes.iter().any(Option::is_none) && !cat.gpus.is_empty() {
+        for (i, s) in store.all_series().iter().enumerate() {
+            if let Some(k) = replicas.iter().position(|(t, _)| *t == s.target())
+                && nodes[k].is_none()
+            {
+                nodes[k] = store
+                    .label(vllm_lens_store::SeriesId(i as u32), "node")
+                    .map(str::to_string);
+            }
+        }
+    }
     for g in &cat.gpus {
         let mut owner: Option<String> = None;
         if let (Some(m), Some(uuid)) = (&loaded.manifest, &g.uuid) {
@@ -119,12 +142,9 @@ fn map_gpus(
         {
             let on_node: Vec<&String> = replicas
                 .iter()
-                .filter(|(t, _)| {
-                    store
-                        .target_labels(*t)
-                        .any(|(k, v)| k == "node" && v == host)
-                })
-                .map(|(_, n)| n)
+                .zip(&nodes)
+                .filter(|(_, node)| node.as_deref() == Some(host.as_str()))
+                .map(|((_, n), _)| n)
                 .collect();
             if on_node.len() == 1 {
                 owner = Some(on_node[0].clone());

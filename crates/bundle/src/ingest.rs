@@ -131,7 +131,7 @@ impl<'m> Ingest<'m> {
         };
         for g in groups {
             let kind = exposition_kind(&g.text);
-            let (id, name) = self.target(&g.target, kind, false);
+            let (id, name) = self.api_target(&g.target, kind);
             let ingested = self.store.ingest(id, &g.text, None);
             for d in &ingested.diagnostics {
                 self.note(
@@ -246,6 +246,24 @@ impl<'m> Ingest<'m> {
         if !sources.contains(&source) {
             sources.push(source);
         }
+    }
+
+    /// The target of an API answer's `instance`. One instance's families
+    /// come in separate answers (vLLM's, then `http_*` or `process_*`,
+    /// which alone look like no known kind): they are one target, whose
+    /// kind is the one its vLLM or DCGM series show.
+    fn api_target(&mut self, name: &str, kind: TargetKind) -> (TargetId, String) {
+        if let Some(&(id, existing)) = self.targets.get(name) {
+            if existing == TargetKind::Other && kind != TargetKind::Other {
+                self.store.set_target_kind(id, kind);
+                self.targets.insert(name.to_string(), (id, kind));
+                return (id, name.to_string());
+            }
+            if kind == TargetKind::Other {
+                return (id, name.to_string());
+            }
+        }
+        self.target(name, kind, false)
     }
 
     /// The target for `name` and `kind`, created on first use. A name
