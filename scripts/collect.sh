@@ -284,11 +284,17 @@ T0=$(now_ms)
 # retried. Prometheus 2.x range selectors include both ends: a point on a
 # piece's edge comes twice and the loader keeps one.
 
-# to_secs T: RFC 3339 or Unix seconds → Unix seconds.
-to_secs() {
+# to_ms T: RFC 3339 or Unix seconds (with up to 3 decimals) → Unix ms.
+to_ms() {
     case "$1" in
-        ''|*[!0-9.]*) date -u -d "$1" +%s 2>/dev/null ;;
-        *) echo "${1%%.*}" ;;
+        ''|*[!0-9.]*)
+            ms=$(date -u -d "$1" +%s%3N 2>/dev/null)
+            case "$ms" in *N*|'') ms=$(date -u -d "$1" +%s 2>/dev/null) && ms="${ms}000" ;; esac
+            echo "$ms" ;;
+        *.*)
+            frac="${1#*.}000"
+            echo "${1%%.*}$(printf '%.3s' "$frac")" | sed 's/^0*\([0-9]\)/\1/' ;;
+        *) echo "${1}000" ;;
     esac
 }
 
@@ -314,10 +320,11 @@ prom_query() {
 if [ -n "$PROM" ]; then
     if [ -z "$START" ] || [ -z "$END" ]; then die "--from-prometheus needs --start and --end"; fi
     command -v curl >/dev/null 2>&1 || die "--from-prometheus needs curl"
-    start_s=$(to_secs "$START"); end_s=$(to_secs "$END")
-    case "$start_s" in ''|*[!0-9]*) die "--start $START: use RFC 3339 (2026-07-01T10:00:00Z) or Unix seconds" ;; esac
-    case "$end_s" in ''|*[!0-9]*) die "--end $END: use RFC 3339 (2026-07-01T10:00:00Z) or Unix seconds" ;; esac
-    [ "$end_s" -gt "$start_s" ] || die "--end must be after --start"
+    start_ms=$(to_ms "$START"); end_ms=$(to_ms "$END")
+    case "$start_ms" in ''|*[!0-9]*) die "--start $START: use RFC 3339 (2026-07-01T10:00:00Z) or Unix seconds" ;; esac
+    case "$end_ms" in ''|*[!0-9]*) die "--end $END: use RFC 3339 (2026-07-01T10:00:00Z) or Unix seconds" ;; esac
+    [ "$end_ms" -gt "$start_ms" ] || die "--end must be after --start"
+    start_s=$(( start_ms / 1000 )); end_s=$(( (end_ms + 999) / 1000 ))
     step_s=$(dur_secs "$STEP"); piece_s=$(dur_secs "$PIECE")
     case "$step_s$piece_s" in ''|*[!0-9]*) die "--step and --piece must look like 15s, 5m or 1h" ;; esac
     if [ "$step_s" -lt 1 ] || [ "$piece_s" -lt "$step_s" ]; then die "--piece must be at least --step"; fi
@@ -356,31 +363,45 @@ if [ -n "$PROM" ]; then
         "$START" "$END" "$series" "$(( series * (span / step_s + 1) ))" "$step_s" "$total" "$piece_s" >&2
     [ "$series" -gt 0 ] || die "no series match in the range (check --match, --start and --end): nothing to export"
 
-    # The work queue: group name, regex, piece end, piece length, instance.
+    # Pieces are (start, end] in ms, end-to-end, so no sample is read twice
+    # or missed: Prometheus 2.x range selectors include both ends (the range
+    # is then 1 ms short), 3.x leave the start out. The first piece starts
+    # 1 ms before --start so that --start itself is read.
+    build=$(curl -sS --max-time "$PROM_TIMEOUT" "${PROM%/}/api/v1/status/buildinfo" 2>/dev/null || true)
+    case "$build" in
+        *'"version":"3.'*) closed_start=0 ;;
+        *) closed_start=1 ;;
+    esac
+    # ms → the API's seconds with three decimals.
+    api_time() { printf '%s.%03d' "$(( $1 / 1000 ))" "$(( $1 % 1000 ))"; }
+
+    # The work queue: group name, regex, piece start (excluded), end, instance.
     QUEUE="$TMP/queue.rec"; NEXT="$TMP/queue.next"
     : >"$QUEUE"
+    first_ms=$(( start_ms - 1 ))
     for pair in $GROUPS_RE; do
-        t=$end_s
-        while [ "$t" -gt "$start_s" ]; do
-            len=$piece_s
-            [ $(( t - len )) -ge "$start_s" ] || len=$(( t - start_s ))
-            printf '%s\037%s\037%s\037%s\037\n' "${pair%%=*}" "${pair#*=}" "$t" "$len" >>"$QUEUE"
-            t=$(( t - len ))
+        t=$end_ms
+        while [ "$t" -gt "$first_ms" ]; do
+            from=$(( t - piece_s * 1000 ))
+            [ "$from" -ge "$first_ms" ] || from=$first_ms
+            printf '%s\037%s\037%s\037%s\037\n' "${pair%%=*}" "${pair#*=}" "$from" "$t" >>"$QUEUE"
+            t=$from
         done
     done
     done_n=0; failed=0; empty=0; last_pct=-1; halved=0; by_instance=0
     while [ -s "$QUEUE" ] && [ "$STOP" = 0 ]; do
         : >"$NEXT"
-        while IFS="$US" read -r gname gre pend plen pinst; do
+        while IFS="$US" read -r gname gre pfrom pend pinst; do
             [ "$STOP" = 0 ] || break
             sel="__name__=~\"$gre\"$extra"
             [ -n "$pinst" ] && sel="$sel,instance=\"$pinst\""
             dir="prometheus/$gname"; mkdir -p "$WORK/$dir"
-            file="$dir/$pend-$plen${pinst:+-$(printf '%s' "$pinst" | tr -c 'A-Za-z0-9._-' '_')}.json"
+            file="$dir/$pfrom-$pend${pinst:+-$(printf '%s' "$pinst" | tr -c 'A-Za-z0-9._-' '_')}.json"
+            range_ms=$(( pend - pfrom - closed_start ))
             tries=0; outcome="retry"
             while [ "$outcome" = retry ]; do
                 tries=$(( tries + 1 ))
-                code=$(prom_query "$WORK/$file" "{$sel}[${plen}s]" "$pend")
+                code=$(prom_query "$WORK/$file" "{$sel}[${range_ms}ms]" "$(api_time "$pend")")
                 if [ "$code" = 200 ] && grep -q '"status":"success"' "$WORK/$file"; then
                     outcome="ok"
                 elif grep -q 'too many samples' "$WORK/$file" 2>/dev/null; then
@@ -396,44 +417,47 @@ if [ -n "$PROM" ]; then
                     if grep -q '"result":\[\]' "$WORK/$file"; then
                         empty=$(( empty + 1 )); rm -f "$WORK/$file"
                     else
-                        printf 'prometheus\037%s\0371\037%s\037\n' "$(( pend * 1000 ))" "$file" >>"$SCRAPES"
+                        printf 'prometheus\037%s\0371\037%s\037\n' "$pend" "$file" >>"$SCRAPES"
                     fi
                     done_n=$(( done_n + 1 )) ;;
                 split)
                     rm -f "$WORK/$file"
-                    if [ "$plen" -gt "$step_s" ]; then
-                        half=$(( plen / 2 ))
-                        printf '%s\037%s\037%s\037%s\037%s\n' "$gname" "$gre" "$(( pend - half ))" "$(( plen - half ))" "$pinst" >>"$NEXT"
-                        printf '%s\037%s\037%s\037%s\037%s\n' "$gname" "$gre" "$pend" "$half" "$pinst" >>"$NEXT"
+                    if [ $(( pend - pfrom )) -gt $(( step_s * 1000 )) ]; then
+                        mid=$(( pfrom + (pend - pfrom) / 2 ))
+                        printf '%s\037%s\037%s\037%s\037%s\n' "$gname" "$gre" "$pfrom" "$mid" "$pinst" >>"$NEXT"
+                        printf '%s\037%s\037%s\037%s\037%s\n' "$gname" "$gre" "$mid" "$pend" "$pinst" >>"$NEXT"
                         total=$(( total + 1 )); halved=$(( halved + 1 ))
                     elif [ -z "$pinst" ]; then
                         # One step of every series is still too much: one
-                        # instance at a time.
-                        # (The series API reads the index, not the samples.)
+                        # instance at a time (the series API reads the
+                        # index, not the samples).
                         curl -sS --max-time "$PROM_TIMEOUT" -G "${PROM%/}/api/v1/series" \
                             --data-urlencode "match[]={$sel}" \
-                            --data-urlencode "start=$(( pend - plen ))" --data-urlencode "end=$pend" \
+                            --data-urlencode "start=$(api_time "$pfrom")" --data-urlencode "end=$(api_time "$pend")" \
                             -o "$TMP/inst.json" 2>>"$TMP/curl.err" || : >"$TMP/inst.json"
                         insts=$(grep -o '"instance":"[^"]*"' "$TMP/inst.json" | sed 's/^"instance":"//; s/"$//' | sort -u)
                         n=0
                         for i in $insts; do
-                            printf '%s\037%s\037%s\037%s\037%s\n' "$gname" "$gre" "$pend" "$plen" "$i" >>"$NEXT"
+                            printf '%s\037%s\037%s\037%s\037%s\n' "$gname" "$gre" "$pfrom" "$pend" "$i" >>"$NEXT"
                             n=$(( n + 1 ))
                         done
                         total=$(( total + n - 1 )); by_instance=$(( by_instance + 1 ))
-                        [ "$n" -gt 0 ] || { failed=$(( failed + 1 )); printf 'collect.sh: %s ending %s: over the sample limit and no instance to split by\n' "$gname" "$pend" >&2; }
+                        if [ "$n" = 0 ]; then
+                            failed=$(( failed + 1 ))
+                            printf 'collect.sh: %s ending %s: over the sample limit and no instance to split by\n' "$gname" "$(api_time "$pend")" >&2
+                        fi
                     else
                         failed=$(( failed + 1 ))
-                        printf 'collect.sh: %s of %s ending %s: over the server'"'"'s sample limit even for %ss of one instance; raise --query.max-samples\n' "$gname" "$pinst" "$pend" "$plen" >&2
-                        printf 'prometheus\037%s\0370\037\037%s\n' "$(( pend * 1000 ))" "over the sample limit: $gname $pinst" >>"$SCRAPES"
+                        printf 'collect.sh: %s of %s ending %s: over the server'"'"'s sample limit even for one step of one instance; raise --query.max-samples\n' "$gname" "$pinst" "$(api_time "$pend")" >&2
+                        printf 'prometheus\037%s\0370\037\037%s\n' "$pend" "over the sample limit: $gname $pinst" >>"$SCRAPES"
                     fi ;;
                 failed)
                     failed=$(( failed + 1 ))
                     why=$(head -c 300 "$WORK/$file" 2>/dev/null | tr '\n\t\037' '   ')
                     [ -n "$why" ] || why="HTTP $code: $(tail -n 1 "$TMP/curl.err" | tr '\n\t\037' '   ')"
                     rm -f "$WORK/$file"
-                    printf 'collect.sh: %s ending %s (%ss) failed 3 times: %s\n' "$gname" "$pend" "$plen" "$why" >&2
-                    printf 'prometheus\037%s\0370\037\037%s\n' "$(( pend * 1000 ))" "$why" >>"$SCRAPES" ;;
+                    printf 'collect.sh: %s ending %s failed 3 times: %s\n' "$gname" "$(api_time "$pend")" "$why" >&2
+                    printf 'prometheus\037%s\0370\037\037%s\n' "$pend" "$why" >>"$SCRAPES" ;;
             esac
             pct=$(( (done_n + failed) * 10 / (total > 0 ? total : 1) ))
             if [ "$pct" != "$last_pct" ]; then
@@ -443,7 +467,7 @@ if [ -n "$PROM" ]; then
         done <"$QUEUE"
         mv "$NEXT" "$QUEUE"
     done
-    T0=$(( start_s * 1000 )); CAPTURE_END_MS=$(( end_s * 1000 )); INTERVAL=$step_s
+    T0=$start_ms; CAPTURE_END_MS=$end_ms; INTERVAL=$step_s
     kept=$(awk -F "$US" '$3 == 1' "$SCRAPES" | wc -l | tr -d ' ')
     if [ "$kept" = 0 ]; then
         die "the export captured nothing ($failed pieces failed, $empty empty): no bundle written"

@@ -289,16 +289,19 @@ fn export_round_trip(
         .iter()
         .flat_map(|t| t.sample_times().iter().copied())
         .collect();
-    let start = times.iter().min().expect("times") / 1000;
-    let end = times.iter().max().expect("times") / 1000 + 1;
+    // --start and --end on the first and last scrapes, to the ms, so that
+    // piece edges fall on scrapes: each must be read once, none lost.
+    let secs = |ms: i64| format!("{}.{:03}", ms / 1000, ms % 1000);
+    let start = secs(*times.iter().min().expect("times"));
+    let end = secs(*times.iter().max().expect("times"));
     let o = collect(
         &[
             "--from-prometheus",
             &format!("http://127.0.0.1:{}", prom.port()),
             "--start",
-            &start.to_string(),
+            &start,
             "--end",
-            &end.to_string(),
+            &end,
             "--piece",
             piece,
             "-o",
