@@ -400,6 +400,55 @@ fn rename(v: &mut serde_json::Value, renames: &BTreeMap<String, String>) {
     }
 }
 
+/// An export that captures nothing says so, exits 2 and writes no bundle.
+#[test]
+fn prometheus_mode_fails_loudly_when_nothing_is_exported() {
+    if lacks("collect::prometheus_mode_fails", &["curl", "zip"]) {
+        return;
+    }
+    let dir = temp_dir("collect-prometheus-down");
+    let port = TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port(); // closed again: nothing listens there
+    let o = collect(
+        &[
+            "--from-prometheus",
+            &format!("http://127.0.0.1:{port}"),
+            "--start",
+            "2026-07-01T10:00:00Z",
+            "--end",
+            "2026-07-01T11:00:00Z",
+            "-o",
+            "down.zip",
+        ],
+        &dir,
+        None,
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("does not answer the series API"),
+        "{stderr}"
+    );
+    assert!(!dir.join("down.zip").exists());
+    let o = collect(
+        &[
+            "--from-prometheus",
+            "http://127.0.0.1:1",
+            "--start",
+            "yesterday-ish",
+            "--end",
+            "now",
+        ],
+        &dir,
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--start yesterday-ish"));
+}
+
 /// A server that refuses big answers (`--query.max-samples`): pieces are
 /// halved, then split by instance, until each fits; the export is whole.
 #[test]
