@@ -298,7 +298,8 @@ fn export_loaded(
     vllm_lens_core::analysis::Report,
     String,
 ) {
-    let dir = temp_dir(&format!("collect-prometheus-{sample}"));
+    // Tests run in parallel: one folder per export.
+    let dir = temp_dir(&format!("collect-prometheus-{sample}-{max_samples}-{piece}"));
     let data = vllm_lens_oracle::backfill(&original.store, &dir).expect("backfill");
     let flag = format!("--query.max-samples={max_samples}");
     let prom = vllm_lens_oracle::Prometheus::serve(
@@ -376,6 +377,30 @@ fn export_loaded(
     rename(&mut v, &renames);
     original_report = serde_json::from_value(v).expect("renamed report");
     (original_report, analyse(&exported, settings), stderr)
+}
+
+/// The export's per-window rows and SLO scorecard are the original's.
+fn assert_same_figures(
+    what: &str,
+    exported: &vllm_lens_core::analysis::Report,
+    original: &vllm_lens_core::analysis::Report,
+) {
+    for (part, a, b) in [
+        (
+            "rows",
+            serde_json::to_value(&exported.rows),
+            serde_json::to_value(&original.rows),
+        ),
+        (
+            "slo",
+            serde_json::to_value(&exported.slo),
+            serde_json::to_value(&original.slo),
+        ),
+    ] {
+        if let Some(d) = first_difference(&a.expect("json"), &b.expect("json"), part) {
+            panic!("{what}: the export differs from the original at {d}");
+        }
+    }
 }
 
 /// Where two JSON values first differ (numbers to 1e-12 relative): the
@@ -518,23 +543,7 @@ fn prometheus_mode_exports_a_week() {
     let (original, exported, stderr) =
         export_loaded("week-export", &original, 50_000_000, "1h", &settings);
     assert!(stderr.contains("in 840 pieces of 3600s"), "{stderr}");
-    for (what, a, b) in [
-        (
-            "rows",
-            serde_json::to_value(&exported.rows),
-            serde_json::to_value(&original.rows),
-        ),
-        (
-            "slo",
-            serde_json::to_value(&exported.slo),
-            serde_json::to_value(&original.slo),
-        ),
-    ] {
-        let (a, b) = (a.expect("json"), b.expect("json"));
-        if let Some(d) = first_difference(&a, &b, what) {
-            panic!("a week: the export differs from the original at {d}");
-        }
-    }
+    assert_same_figures("a week", &exported, &original);
 }
 
 /// A server that refuses big answers (`--query.max-samples`): pieces are
@@ -551,10 +560,7 @@ fn prometheus_mode_splits_pieces_over_the_sample_limit() {
             && !stderr.contains("and 0 split by instance"),
         "{stderr}"
     );
-    assert_eq!(
-        serde_json::to_value(&exported.rows).expect("rows"),
-        serde_json::to_value(&original.rows).expect("rows")
-    );
+    assert_same_figures("under the sample limit", &exported, &original);
 }
 
 /// The raw export: every scrape's own samples, read back as one capture
@@ -567,23 +573,7 @@ fn prometheus_mode_exports_the_raw_samples() {
             return;
         };
         assert!(stderr.contains("collect.sh: exporting"), "{stderr}");
-        for (what, a, b) in [
-            (
-                "rows",
-                serde_json::to_value(&exported.rows),
-                serde_json::to_value(&original.rows),
-            ),
-            (
-                "slo",
-                serde_json::to_value(&exported.slo),
-                serde_json::to_value(&original.slo),
-            ),
-        ] {
-            let (a, b) = (a.expect("json"), b.expect("json"));
-            if let Some(d) = first_difference(&a, &b, what) {
-                panic!("{sample}: the export differs from the original at {d}");
-            }
-        }
+        assert_same_figures(sample, &exported, &original);
         let ids = |r: &vllm_lens_core::analysis::Report| -> Vec<String> {
             r.analyses
                 .iter()
