@@ -299,7 +299,9 @@ fn export_loaded(
     String,
 ) {
     // Tests run in parallel: one folder per export.
-    let dir = temp_dir(&format!("collect-prometheus-{sample}-{max_samples}-{piece}"));
+    let dir = temp_dir(&format!(
+        "collect-prometheus-{sample}-{max_samples}-{piece}"
+    ));
     let data = vllm_lens_oracle::backfill(&original.store, &dir).expect("backfill");
     let flag = format!("--query.max-samples={max_samples}");
     let prom = vllm_lens_oracle::Prometheus::serve(
@@ -573,6 +575,25 @@ fn prometheus_mode_exports_the_raw_samples() {
             return;
         };
         assert!(stderr.contains("collect.sh: exporting"), "{stderr}");
+        // The report says where its data came from, and what that lacks.
+        let source = exported
+            .data_quality
+            .notes
+            .iter()
+            .find(|n| n.kind.as_str() == "prometheus_export")
+            .expect("a prometheus_export note");
+        assert!(
+            source.message.contains("no HELP or TYPE"),
+            "{}",
+            source.message
+        );
+        assert!(
+            !original
+                .data_quality
+                .notes
+                .iter()
+                .any(|n| n.kind.as_str() == "prometheus_export")
+        );
         assert_same_figures(sample, &exported, &original);
         let ids = |r: &vllm_lens_core::analysis::Report| -> Vec<String> {
             r.analyses

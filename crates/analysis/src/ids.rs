@@ -420,6 +420,8 @@ string_enum! {
         CounterBackwards = "counter_backwards",
         /// A CPU server: the GPU figures do not apply.
         CpuServer = "cpu_server",
+        /// Read from Prometheus API answers, not from scrapes.
+        PrometheusExport = "prometheus_export",
     }
 }
 

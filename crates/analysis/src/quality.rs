@@ -65,6 +65,16 @@ pub(crate) fn data_quality(
         Some(v) => format!("{version}; the server says {v}"),
         None => version,
     };
+    if loaded.api_answers > 0 {
+        notes.push(note(
+            QualityKind::PrometheusExport,
+            "bundle",
+            format!(
+                "read from {} Prometheus API answer(s), not from scrapes: Prometheus keeps no HELP or TYPE (counters and histograms are recognised by their names) and no capture manifest (targets are named by their instance; the vLLM version, model and GPUs come from the series alone)",
+                loaded.api_answers
+            ),
+        ));
+    }
     if era.mixed {
         notes.push(note(
             QualityKind::Version,

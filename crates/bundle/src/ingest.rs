@@ -30,6 +30,7 @@ pub(crate) struct Ingest<'m> {
     /// Files timed by modification time, by (target, time).
     pub mtime_times: BTreeMap<(String, i64), Vec<String>>,
     pub scrape_files: usize,
+    pub api_answers: usize,
     pub bytes_read: u64,
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -157,6 +158,7 @@ impl<'m> Ingest<'m> {
             }
         }
         self.scrape_files += 1;
+        self.api_answers += 1;
     }
 
     /// Exposition text (a scrape, or a GPU dump converted to one).

@@ -117,6 +117,9 @@ pub struct Loaded {
     pub bytes_read: u64,
     /// Where each target's scrape times came from (target name → sources).
     pub time_sources: BTreeMap<String, Vec<TimeSource>>,
+    /// Files that were Prometheus HTTP API answers (an export from
+    /// Prometheus rather than scrapes).
+    pub api_answers: usize,
 }
 
 /// Reads a bundle. Fails only when nothing in it can be used; every smaller
@@ -169,6 +172,7 @@ pub fn load(input: Input<'_>, options: &Options) -> Result<Loaded, Error> {
         untimed: Vec::new(),
         mtime_times: BTreeMap::new(),
         scrape_files: 0,
+        api_answers: 0,
         bytes_read: 0,
         diagnostics,
     };
@@ -194,6 +198,7 @@ pub fn load(input: Input<'_>, options: &Options) -> Result<Loaded, Error> {
         diagnostics,
         time_sources,
         scrape_files,
+        api_answers,
         bytes_read,
         ..
     } = ingest;
@@ -206,6 +211,7 @@ pub fn load(input: Input<'_>, options: &Options) -> Result<Loaded, Error> {
         scrape_files,
         bytes_read,
         time_sources,
+        api_answers,
     })
 }
 
