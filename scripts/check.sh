@@ -4,7 +4,8 @@
 # Prometheus comparison where Prometheus is installed) and the API docs with
 # warnings denied. Installs nothing, and leaves out what scripts/test.sh
 # adds (setup, the wasm build, fuzzing, benchmarks, the 24-hour workload,
-# the browser tests). Tests that need a tool that is missing pass without
+# the ignored slow tests such as a week exported from Prometheus, the
+# browser tests). Tests that need a tool that is missing pass without
 # running and are listed at the end.
 set -eu
 cd "$(dirname "$0")/.."

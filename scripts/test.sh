@@ -11,6 +11,9 @@ scripts/setup.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 VLLM_LENS_ORACLE=require VLLM_LENS_REQUIRE_TOOLS=1 cargo test --workspace
+# The slow tests the fast loop (scripts/check.sh) leaves out: a week
+# exported from Prometheus.
+VLLM_LENS_REQUIRE_TOOLS=1 cargo test --test it -- --ignored
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 cargo build -p vllm-lens-core --target wasm32-unknown-unknown
 # The fuzz targets build and run 30 s each (docs/errors.md).

@@ -250,3 +250,20 @@ fn the_web_shell_has_no_networking() {
     let html = std::fs::read_to_string(root().join("index.html")).expect("index.html");
     assert!(html.contains("connect-src 'none'") && html.contains("default-src 'none'"));
 }
+
+/// A test marked `#[ignore]` (too slow for the fast loop) is still run:
+/// `scripts/test.sh`, which CI runs, runs the ignored tests.
+#[test]
+fn ignored_tests_run_in_the_test_script() {
+    let mut ignored = 0;
+    for entry in std::fs::read_dir(root().join("tests/it")).expect("tests/it") {
+        let path = entry.expect("entry").path();
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        ignored += text.matches("#[ignore").count();
+    }
+    let script = std::fs::read_to_string(root().join("scripts/test.sh")).expect("test.sh");
+    assert!(
+        ignored == 0 || script.contains("cargo test --test it -- --ignored"),
+        "{ignored} ignored tests, and scripts/test.sh does not run them"
+    );
+}
