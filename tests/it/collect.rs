@@ -341,15 +341,7 @@ fn export_loaded(
     let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
     assert!(o.status.success(), "{stderr}");
     let bytes = std::fs::read(dir.join("export.zip")).expect("export.zip");
-    let exported = vllm_lens_core::load(
-        vllm_lens_core::Input::Bytes {
-            name: "export.zip",
-            bytes: &bytes,
-            mtime_ms: None,
-        },
-        &vllm_lens_core::Options::default(),
-    )
-    .expect("the export loads");
+    let exported = crate::support::load_bytes("export.zip", &bytes);
     let problems: Vec<String> = exported
         .diagnostics
         .iter()
@@ -530,15 +522,7 @@ fn prometheus_mode_exports_a_week() {
     let generated = vllm_lens_sim::generate(scenario.resolve().expect("resolves"));
     let zip = vllm_lens_sim::zip_bundle(&generated);
     drop(generated);
-    let original = vllm_lens_core::load(
-        vllm_lens_core::Input::Bytes {
-            name: "week-export.zip",
-            bytes: &zip,
-            mtime_ms: None,
-        },
-        &vllm_lens_core::Options::default(),
-    )
-    .expect("loads");
+    let original = crate::support::load_bytes("week-export.zip", &zip);
     drop(zip);
     let settings = vllm_lens_core::Settings {
         window_ms: 3_600_000,

@@ -3,22 +3,14 @@
 
 use vllm_lens_core::catalog::{Catalogue, Signal};
 use vllm_lens_core::query::{Query, Settings};
-use vllm_lens_core::{Input, Loaded, Options, load};
+use vllm_lens_core::Loaded;
 
 use crate::support::root;
 
 pub fn load_sample(name: &str) -> Loaded {
     let path = root().join(format!("samples/{name}.zip"));
     let bytes = std::fs::read(&path).expect("sample");
-    load(
-        Input::Bytes {
-            name: &format!("{name}.zip"),
-            bytes: &bytes,
-            mtime_ms: None,
-        },
-        &Options::default(),
-    )
-    .expect("loads")
+    crate::support::load_bytes(&format!("{name}.zip"), &bytes)
 }
 
 fn truth(name: &str) -> serde_json::Value {

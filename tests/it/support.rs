@@ -219,3 +219,16 @@ pub fn sample_report(
     )
     .expect("report")
 }
+
+/// Loads a bundle's bytes as the CLI would a file named `name`.
+pub fn load_bytes(name: &str, bytes: &[u8]) -> vllm_lens_core::Loaded {
+    vllm_lens_core::load(
+        vllm_lens_core::Input::Bytes {
+            name,
+            bytes,
+            mtime_ms: None,
+        },
+        &vllm_lens_core::Options::default(),
+    )
+    .unwrap_or_else(|e| panic!("{name}: {e}"))
+}
