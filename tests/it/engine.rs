@@ -1,9 +1,9 @@
 //! The rate and quantile engine on the simulator's samples, held against the
 //! model's own ground truth (`samples/<name>.truth.json`).
 
+use vllm_lens_core::Loaded;
 use vllm_lens_core::catalog::{Catalogue, Signal};
 use vllm_lens_core::query::{Query, Settings};
-use vllm_lens_core::Loaded;
 
 use crate::support::root;
 
