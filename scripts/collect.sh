@@ -9,7 +9,7 @@ usage() {
 Usage:
   collect.sh --vllm URL [--vllm URL ...] [--dcgm URL ...] [options] -o bundle.zip
   collect.sh --kube-namespace NS --kube-selector SEL [--kube-dcgm-selector SEL] [options] -o bundle.zip
-  collect.sh --from-prometheus URL --start T --end T [--step 15s] [--piece 1h] [--match '{...}'] -o bundle.zip
+  collect.sh --from-prometheus URL --start T --end T [--step 15s] [--piece 1h] [--window 5m] [--match '{...}'] -o bundle.zip
 
 Scrape mode (default): every --interval seconds for --duration, fetch each
 /metrics URL and store it as <target>/<unix ms>.prom, with a manifest that
@@ -38,6 +38,11 @@ Options:
                            piece (default 15s); the export keeps every raw sample
   --piece D                time per query (default 1h); a piece over the server's
                            sample limit is halved, then split by instance
+  --window D               pushdown: instead of raw samples, ask Prometheus for each
+                           window of D (15s to 1h, aligned like the report's) for
+                           gauges' min/max/avg/count and counters' last value
+                           (raw samples only where a counter reset); far smaller
+                           for long ranges, per-scrape detail is lost
   --match '{...}'          extra label matchers, e.g. '{namespace="llm"}'
   --device KIND            what vLLM runs on, for the manifest: gpu, or cpu (a CPU
                            server: no GPU, so no dcgm-exporter to scrape)
@@ -76,6 +81,7 @@ START=""
 END=""
 STEP=15s
 PIECE=1h
+WINDOW=""
 MATCH=""
 DEVICE=""
 
@@ -104,6 +110,7 @@ while [ $# -gt 0 ]; do
         --end) need_arg "$1" $#; END=$2; shift 2 ;;
         --step) need_arg "$1" $#; STEP=$2; shift 2 ;;
         --piece) need_arg "$1" $#; PIECE=$2; shift 2 ;;
+        --window) need_arg "$1" $#; WINDOW=$2; shift 2 ;;
         --match) need_arg "$1" $#; MATCH=$2; shift 2 ;;
         --device) need_arg "$1" $#; DEVICE=$2; shift 2 ;;
         -h|--help) usage; exit 0 ;;
@@ -246,7 +253,9 @@ write_manifest() {
             fi
             sep=","
         done <"$SCRAPES"
-        printf '\n  ],\n  "capture": {"interval_s": %s, "start_ms": %s, "end_ms": %s, "tool": "collect.sh"}' "$INTERVAL" "$T0" "${CAPTURE_END_MS:-$(now_ms)}"
+        printf '\n  ],\n  "capture": {"interval_s": %s, "start_ms": %s, "end_ms": %s, "tool": "collect.sh"' "$INTERVAL" "$T0" "${CAPTURE_END_MS:-$(now_ms)}"
+        if [ -n "${win_s:-}" ]; then printf ', "pushdown_window_s": %s' "$win_s"; fi
+        printf '}'
         printf ',\n  "environment": {'
         sep=""
         if [ -n "${VLLM_VERSION:-}" ]; then printf '"vllm_version": "%s"' "$(json_escape "$VLLM_VERSION")"; sep=", "; fi
@@ -326,6 +335,13 @@ if [ -n "$PROM" ]; then
     [ "$end_ms" -gt "$start_ms" ] || die "--end must be after --start"
     start_s=$(( start_ms / 1000 )); end_s=$(( (end_ms + 999) / 1000 ))
     step_s=$(dur_secs "$STEP"); piece_s=$(dur_secs "$PIECE")
+    win_s=""
+    if [ -n "$WINDOW" ]; then
+        win_s=$(dur_secs "$WINDOW")
+        case "$win_s" in ''|*[!0-9]*) die "--window must look like 1m, 5m or 1h" ;; esac
+        if [ "$win_s" -lt 15 ] || [ "$win_s" -gt 3600 ]; then die "--window must be between 15s and 1h"; fi
+        if [ "$win_s" -lt "$step_s" ]; then die "--window must be at least --step"; fi
+    fi
     case "$step_s$piece_s" in ''|*[!0-9]*) die "--step and --piece must look like 15s, 5m or 1h" ;; esac
     if [ "$step_s" -lt 1 ] || [ "$piece_s" -lt "$step_s" ]; then die "--piece must be at least --step"; fi
     # Never a piece over 11,000 steps (Prometheus' limit per series).
@@ -359,8 +375,13 @@ if [ -n "$PROM" ]; then
     npieces=$(( (span + piece_s - 1) / piece_s ))
     total=0
     for pair in $GROUPS_RE; do total=$(( total + npieces )); done
-    printf 'collect.sh: exporting %s to %s: %s series, about %s samples at one per %ss, in %s pieces of %ss\n' \
-        "$START" "$END" "$series" "$(( series * (span / step_s + 1) ))" "$step_s" "$total" "$piece_s" >&2
+    if [ -z "$WINDOW" ]; then
+        printf 'collect.sh: exporting %s to %s: %s series, about %s samples at one per %ss, in %s pieces of %ss\n' \
+            "$START" "$END" "$series" "$(( series * (span / step_s + 1) ))" "$step_s" "$total" "$piece_s" >&2
+    else
+        printf 'collect.sh: exporting %s to %s: %s series, pushed down to windows of %ss (about %s values instead of %s raw samples)\n' \
+            "$START" "$END" "$series" "$win_s" "$(( series * (span / win_s + 1) ))" "$(( series * (span / step_s + 1) ))" >&2
+    fi
     [ "$series" -gt 0 ] || die "no series match in the range (check --match, --start and --end): nothing to export"
 
     # Pieces are (start, end] in ms, end-to-end, so no sample is read twice
@@ -378,17 +399,149 @@ if [ -n "$PROM" ]; then
     # The work queue: group name, regex, piece start (excluded), end, instance.
     QUEUE="$TMP/queue.rec"; NEXT="$TMP/queue.next"
     : >"$QUEUE"
-    first_ms=$(( start_ms - 1 ))
-    for pair in $GROUPS_RE; do
-        t=$end_ms
-        while [ "$t" -gt "$first_ms" ]; do
-            from=$(( t - piece_s * 1000 ))
-            [ "$from" -ge "$first_ms" ] || from=$first_ms
-            printf '%s\037%s\037%s\037%s\037\n' "${pair%%=*}" "${pair#*=}" "$from" "$t" >>"$QUEUE"
-            t=$from
-        done
-    done
     done_n=0; failed=0; empty=0; last_pct=-1; halved=0; by_instance=0
+    progress() {
+        pct=$(( (done_n + failed) * 10 / (total > 0 ? total : 1) ))
+        if [ "$pct" != "$last_pct" ]; then
+            last_pct=$pct
+            printf 'collect.sh: %s of %s pieces (%s0 %%)\n' "$(( done_n + failed ))" "$total" "$pct" >&2
+        fi
+    }
+    if [ -n "$WINDOW" ]; then
+        # Pushdown: per metric name and piece of at most 11,000 windows, one
+        # query_range at each window's last millisecond (windows aligned to
+        # multiples of their width, as the report's are): the last value
+        # of every series (last_over_time), and for gauges min, max, avg
+        # and count over the window, each labelled vllm_lens_stat. Names
+        # are restored with label_replace (functions drop them). Counters
+        # (names ending _total, _bucket, _count, _sum, _created) are also
+        # (and DCGM's energy counter) asked whether they reset in the
+        # window or the one before, or
+        # appear in it after a window without them (the capture's first
+        # window, a return after a gap); those windows are then read raw,
+        # so every increase stays exact.
+        PUSH_NAMES="$TMP/names.json"; FLAGGED="$TMP/flagged"
+        : >"$FLAGGED"
+        w_ms=$(( win_s * 1000 ))
+        first_win=$(( start_ms / w_ms * w_ms ))
+        last_win=$(( (end_ms - 1) / w_ms * w_ms ))
+        nwin=$(( (last_win - first_win) / w_ms + 1 ))
+        per=$(( nwin < 11000 ? nwin : 11000 ))
+        npush=$(( (nwin + per - 1) / per ))
+        range_ms=$(( w_ms - closed_start ))
+        range2_ms=$(( 2 * w_ms - closed_start ))
+        names_all=""
+        total=0
+        for pair in $GROUPS_RE; do
+            curl -sS --max-time "$PROM_TIMEOUT" -G "${PROM%/}/api/v1/label/__name__/values" \
+                --data-urlencode "match[]={__name__=~\"${pair#*=}\"$extra}" \
+                --data-urlencode "start=$start_s" --data-urlencode "end=$end_s" \
+                -o "$PUSH_NAMES" 2>>"$TMP/curl.err" || : >"$PUSH_NAMES"
+            names=$(sed 's/.*"data":\[//; s/\].*//' "$PUSH_NAMES" | tr ',' '\n' | sed 's/^"//; s/"$//' | grep -E '^[A-Za-z_:][A-Za-z0-9_:]*$' || true)
+            for n in $names; do
+                names_all="$names_all ${pair%%=*}=$n"
+                total=$(( total + npush ))
+            done
+        done
+        printf 'collect.sh: pushdown at %ss: %s windows, %s queries (one per metric name and piece of up to 11,000 windows)\n' \
+            "$win_s" "$nwin" "$total" >&2
+        for gn in $names_all; do
+            [ "$STOP" = 0 ] || break
+            gname=${gn%%=*}; n=${gn#*=}
+            sel="__name__=\"$n\"$extra"
+            case "$n" in
+                *_total|*_bucket|*_count|*_sum|*_created|*_ENERGY_CONSUMPTION) counter=1 ;;
+                *) counter=0 ;;
+            esac
+            rl() { printf 'label_replace(%s,"__name__","%s","","")' "$1" "$n"; }
+            st() { printf 'label_replace(%s,"vllm_lens_stat","%s","","")' "$(rl "$1_over_time({$sel}[${range_ms}ms])")" "$1"; }
+            # The last value and its own time (timestamp() of a selector
+            # is the sample's; of a function, the evaluation's).
+            expr="$(rl "last_over_time({$sel}[${range_ms}ms])") or label_replace($(rl "timestamp({$sel})"),\"vllm_lens_stat\",\"time\",\"\",\"\")"
+            if [ "$counter" = 0 ]; then
+                expr="$expr or $(st max) or $(st min) or $(st avg) or $(st count)"
+            fi
+            p0=0
+            while [ "$p0" -lt "$nwin" ]; do
+                p1=$(( p0 + per - 1 )); [ "$p1" -lt "$nwin" ] || p1=$(( nwin - 1 ))
+                te0=$(( first_win + p0 * w_ms + w_ms - 1 )); te1=$(( first_win + p1 * w_ms + w_ms - 1 ))
+                dir="prometheus/pushdown/$gname"; mkdir -p "$WORK/$dir"
+                file="$dir/$(printf '%s' "$n" | tr -c 'A-Za-z0-9._-' '_')-$te0-$te1.json"
+                tries=0; outcome=retry
+                while [ "$outcome" = retry ]; do
+                    tries=$(( tries + 1 ))
+                    code=$(curl -sS --max-time "$PROM_TIMEOUT" -G "${PROM%/}/api/v1/query_range" \
+                        --data-urlencode "query=$expr" --data-urlencode "start=$(api_time "$te0")" \
+                        --data-urlencode "end=$(api_time "$te1")" --data-urlencode "step=${win_s}s" \
+                        --data-urlencode "max_source_resolution=0s" \
+                        -o "$WORK/$file" -w '%{http_code}' 2>>"$TMP/curl.err" || true)
+                    if [ "$code" = 200 ] && grep -q '"status":"success"' "$WORK/$file"; then
+                        outcome=ok
+                    elif [ "$tries" -ge 3 ] || grep -q 'too many samples' "$WORK/$file" 2>/dev/null; then
+                        outcome=failed
+                    else
+                        sleep "$tries"
+                    fi
+                done
+                if [ "$outcome" = ok ] && [ "$counter" = 1 ]; then
+                    rcode=$(curl -sS --max-time "$PROM_TIMEOUT" -G "${PROM%/}/api/v1/query_range" \
+                        --data-urlencode "query=count(resets({$sel}[${range2_ms}ms]) > 0) or count(last_over_time({$sel}[${range_ms}ms]) unless last_over_time({$sel}[${range_ms}ms] offset ${w_ms}ms))" \
+                        --data-urlencode "start=$(api_time "$te0")" --data-urlencode "end=$(api_time "$te1")" \
+                        --data-urlencode "step=${win_s}s" --data-urlencode "max_source_resolution=0s" \
+                        -o "$TMP/resets.json" -w '%{http_code}' 2>>"$TMP/curl.err" || true)
+                    if [ "$rcode" = 200 ]; then
+                        grep -o '\[[0-9.]*,"[0-9.e+]*"\]' "$TMP/resets.json" | sed 's/^\[//; s/,.*//' | while read -r t; do
+                            printf '%s %s\n' "$gname" "$(to_ms "$t")"
+                        done >>"$FLAGGED"
+                    else
+                        outcome=failed
+                    fi
+                fi
+                case "$outcome" in
+                    ok)
+                        if grep -q '"result":\[\]' "$WORK/$file"; then
+                            empty=$(( empty + 1 )); rm -f "$WORK/$file"
+                        else
+                            printf 'prometheus\037%s\0371\037%s\037\n' "$te1" "$file" >>"$SCRAPES"
+                        fi
+                        done_n=$(( done_n + 1 )) ;;
+                    *)
+                        failed=$(( failed + 1 ))
+                        why=$(head -c 300 "$WORK/$file" 2>/dev/null | tr '\n\t\037' '   ')
+                        [ -n "$why" ] || why="HTTP $code"
+                        rm -f "$WORK/$file"
+                        printf 'collect.sh: %s ending %s failed: %s\n' "$n" "$(api_time "$te1")" "$why" >&2
+                        printf 'prometheus\037%s\0370\037\037%s\n' "$te1" "$n: $why" >>"$SCRAPES" ;;
+                esac
+                progress
+                p0=$(( p1 + 1 ))
+            done
+        done
+        # The windows where a counter reset or began (and the one before), raw.
+        for pair in $GROUPS_RE; do
+            g=${pair%%=*}
+            # Each as (te - 2w, te], overlapping ones merged: no sample twice.
+            awk -v g="$g" '$1 == g { print $2 }' "$FLAGGED" | sort -un |
+                awk -v w="$w_ms" -v g="$g" -v re="${pair#*=}" '
+                    function out() { if (to != "") printf "%s\037%s\037%.0f\037%.0f\037\n", g, re, from, to }
+                    { f = $1 - 2 * w; if (to != "" && f <= to) { to = $1 } else { out(); from = f; to = $1 } }
+                    END { out() }' >>"$QUEUE"
+        done
+        nraw=$(wc -l <"$QUEUE" | tr -d ' ')
+        total=$(( total + nraw ))
+        [ "$nraw" = 0 ] || printf 'collect.sh: %s stretches where a counter reset or began, read raw\n' "$nraw" >&2
+    else
+        first_ms=$(( start_ms - 1 ))
+        for pair in $GROUPS_RE; do
+            t=$end_ms
+            while [ "$t" -gt "$first_ms" ]; do
+                from=$(( t - piece_s * 1000 ))
+                [ "$from" -ge "$first_ms" ] || from=$first_ms
+                printf '%s\037%s\037%s\037%s\037\n' "${pair%%=*}" "${pair#*=}" "$from" "$t" >>"$QUEUE"
+                t=$from
+            done
+        done
+    fi
     while [ -s "$QUEUE" ] && [ "$STOP" = 0 ]; do
         : >"$NEXT"
         while IFS="$US" read -r gname gre pfrom pend pinst; do
@@ -459,11 +612,7 @@ if [ -n "$PROM" ]; then
                     printf 'collect.sh: %s ending %s failed 3 times: %s\n' "$gname" "$(api_time "$pend")" "$why" >&2
                     printf 'prometheus\037%s\0370\037\037%s\n' "$pend" "$why" >>"$SCRAPES" ;;
             esac
-            pct=$(( (done_n + failed) * 10 / (total > 0 ? total : 1) ))
-            if [ "$pct" != "$last_pct" ]; then
-                last_pct=$pct
-                printf 'collect.sh: %s of %s pieces (%s0 %%)\n' "$(( done_n + failed ))" "$total" "$pct" >&2
-            fi
+            progress
         done <"$QUEUE"
         mv "$NEXT" "$QUEUE"
     done

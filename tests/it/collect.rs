@@ -286,21 +286,24 @@ fn export_round_trip(
 }
 
 /// [`export_round_trip`] of a bundle already loaded, reported with
-/// `settings`.
-fn export_loaded(
+/// `settings`, exported once per entry of `modes` (extra arguments, e.g.
+/// `["--window", "5m"]`) from one Prometheus: each export's report and
+/// collect.sh's stderr.
+fn export_modes(
     sample: &str,
     original: &vllm_lens_core::Loaded,
     max_samples: u32,
     piece: &str,
     settings: &vllm_lens_core::Settings,
+    modes: &[&[&str]],
 ) -> (
     vllm_lens_core::analysis::Report,
-    vllm_lens_core::analysis::Report,
-    String,
+    Vec<(vllm_lens_core::analysis::Report, String)>,
 ) {
     // Tests run in parallel: one folder per export.
     let dir = temp_dir(&format!(
-        "collect-prometheus-{sample}-{max_samples}-{piece}"
+        "collect-prometheus-{sample}-{max_samples}-{piece}-{}",
+        modes.len()
     ));
     let data = vllm_lens_oracle::backfill(&original.store, &dir).expect("backfill");
     let flag = format!("--query.max-samples={max_samples}");
@@ -322,10 +325,13 @@ fn export_loaded(
     let secs = |ms: i64| format!("{}.{:03}", ms / 1000, ms % 1000);
     let start = secs(*times.iter().min().expect("times"));
     let end = secs(*times.iter().max().expect("times"));
-    let o = collect(
-        &[
+    let url = format!("http://127.0.0.1:{}", prom.port());
+    let mut exports = Vec::new();
+    for (i, extra) in modes.iter().enumerate() {
+        let out = format!("export-{i}.zip");
+        let mut args = vec![
             "--from-prometheus",
-            &format!("http://127.0.0.1:{}", prom.port()),
+            &url,
             "--start",
             &start,
             "--end",
@@ -333,22 +339,23 @@ fn export_loaded(
             "--piece",
             piece,
             "-o",
-            "export.zip",
-        ],
-        &dir,
-        None,
-    );
-    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert!(o.status.success(), "{stderr}");
-    let bytes = std::fs::read(dir.join("export.zip")).expect("export.zip");
-    let exported = crate::support::load_bytes("export.zip", &bytes);
-    let problems: Vec<String> = exported
-        .diagnostics
-        .iter()
-        .filter(|d| d.severity != vllm_lens_core::Severity::Info)
-        .map(|d| d.to_string())
-        .collect();
-    assert!(problems.is_empty(), "{problems:#?}");
+            &out,
+        ];
+        args.extend_from_slice(extra);
+        let o = collect(&args, &dir, None);
+        let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(o.status.success(), "{stderr}");
+        let bytes = std::fs::read(dir.join(&out)).expect("the export");
+        let exported = crate::support::load_bytes(&out, &bytes);
+        let problems: Vec<String> = exported
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity != vllm_lens_core::Severity::Info)
+            .map(|d| d.to_string())
+            .collect();
+        assert!(problems.is_empty(), "{problems:#?}");
+        exports.push((analyse(&exported, settings), stderr));
+    }
     // Prometheus knows each target by its `instance`, not by the bundle's
     // name for it: the original's replicas are renamed so.
     let mut original_report = analyse(original, settings);
@@ -370,7 +377,25 @@ fn export_loaded(
     let mut v = serde_json::to_value(&original_report).expect("report");
     rename(&mut v, &renames);
     original_report = serde_json::from_value(v).expect("renamed report");
-    (original_report, analyse(&exported, settings), stderr)
+    (original_report, exports)
+}
+
+/// [`export_modes`] with the raw export only.
+fn export_loaded(
+    sample: &str,
+    original: &vllm_lens_core::Loaded,
+    max_samples: u32,
+    piece: &str,
+    settings: &vllm_lens_core::Settings,
+) -> (
+    vllm_lens_core::analysis::Report,
+    vllm_lens_core::analysis::Report,
+    String,
+) {
+    let (original, mut exports) =
+        export_modes(sample, original, max_samples, piece, settings, &[&[]]);
+    let (exported, stderr) = exports.remove(0);
+    (original, exported, stderr)
 }
 
 /// The export's per-window rows and SLO scorecard are the original's.
@@ -528,10 +553,23 @@ fn prometheus_mode_exports_a_week() {
         window_ms: 3_600_000,
         ..vllm_lens_core::Settings::default()
     };
-    let (original, exported, stderr) =
-        export_loaded("week-export", &original, 50_000_000, "1h", &settings);
+    let (original, exports) = export_modes(
+        "week-export",
+        &original,
+        50_000_000,
+        "1h",
+        &settings,
+        &[&[], &["--window", "5m"]],
+    );
+    let (raw, stderr) = &exports[0];
     assert!(stderr.contains("in 840 pieces of 3600s"), "{stderr}");
-    assert_same_figures("a week", &exported, &original);
+    assert_same_figures("a week", raw, &original);
+    let (pushed, stderr) = &exports[1];
+    assert!(
+        stderr.contains("pushdown at 300s: 2016 windows"),
+        "{stderr}"
+    );
+    assert_within_pushdown_tolerance("a week pushed down", pushed, &original);
 }
 
 /// A server that refuses big answers (`--query.max-samples`): pieces are
@@ -731,4 +769,126 @@ fn nvidia_smi_mode_samples_the_gpus_without_dcgm() {
         r["summary"]["gpu"]
     );
     assert_eq!(r["deployment"]["gpu_model"], "NVIDIA A10G");
+}
+
+/// Every place two JSON values differ by more than `tolerance` (relative,
+/// for numbers): the path and both values.
+fn differences(
+    a: &serde_json::Value,
+    b: &serde_json::Value,
+    path: &str,
+    tolerance: f64,
+    out: &mut Vec<String>,
+) {
+    use serde_json::Value as V;
+    match (a, b) {
+        (V::Object(x), V::Object(y)) => {
+            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            for k in keys {
+                let (p, q) = (x.get(k).unwrap_or(&V::Null), y.get(k).unwrap_or(&V::Null));
+                differences(p, q, &format!("{path}.{k}"), tolerance, out);
+            }
+        }
+        (V::Array(x), V::Array(y)) if x.len() == y.len() => {
+            for (i, (p, q)) in x.iter().zip(y).enumerate() {
+                differences(p, q, &format!("{path}[{i}]"), tolerance, out);
+            }
+        }
+        _ if a == b => {}
+        (V::Number(x), V::Number(y))
+            if x.as_f64()
+                .zip(y.as_f64())
+                .is_some_and(|(x, y)| (x - y).abs() <= tolerance * x.abs().max(y.abs())) => {}
+        _ => out.push(format!(
+            "{path}: export {} vs original {}",
+            &a.to_string().chars().take(200).collect::<String>(),
+            &b.to_string().chars().take(200).collect::<String>()
+        )),
+    }
+}
+
+/// Pushdown (`--window 5m`): Prometheus computes each gauge's min, max, mean
+/// and point count per window and hands over each counter's last value per
+/// window (raw samples where a counter reset). The report read from it
+/// says so, and its per-window figures and SLO scorecard equal the
+/// original's within docs/bundle.md's stated tolerance.
+#[test]
+fn prometheus_mode_pushes_down_to_windows() {
+    for sample in ["two-replicas-rr", "pod-restart"] {
+        if lacks(
+            &format!("collect::prometheus pushdown ({sample})"),
+            &["curl", "zip", "promtool", "prometheus"],
+        ) {
+            return;
+        }
+        let original = crate::engine::load_sample(sample);
+        let settings = vllm_lens_core::Settings {
+            window_ms: 300_000,
+            ..vllm_lens_core::Settings::default()
+        };
+        let (original, mut exports) = export_modes(
+            sample,
+            &original,
+            50_000_000,
+            "1h",
+            &settings,
+            &[&["--window", "5m"]],
+        );
+        let (exported, stderr) = exports.remove(0);
+        assert!(stderr.contains("pushdown at 300s"), "{stderr}");
+        let note = exported
+            .data_quality
+            .notes
+            .iter()
+            .find(|n| n.kind.as_str() == "pushdown")
+            .expect("a pushdown note");
+        assert!(
+            note.message.contains("pushed down at 5m"),
+            "{}",
+            note.message
+        );
+        assert_within_pushdown_tolerance(sample, &exported, &original);
+    }
+}
+
+/// docs/bundle.md's tolerance for a pushdown export: every per-window row
+/// and the SLO scorecard equal the original's to 1e-9 relative (increases
+/// are exact, and a gauge's mean is Prometheus' `avg_over_time` weighted by
+/// `count_over_time`), except what reads single scrapes: the queue
+/// objective's figures (its value, the in-flight peaks and the explanation
+/// that cites them), whose status must still agree.
+fn assert_within_pushdown_tolerance(
+    what: &str,
+    exported: &vllm_lens_core::analysis::Report,
+    original: &vllm_lens_core::analysis::Report,
+) {
+    let mut diffs = Vec::new();
+    for (part, a, b) in [
+        (
+            "rows",
+            serde_json::to_value(&exported.rows),
+            serde_json::to_value(&original.rows),
+        ),
+        (
+            "slo",
+            serde_json::to_value(&exported.slo),
+            serde_json::to_value(&original.slo),
+        ),
+    ] {
+        differences(&a.expect("json"), &b.expect("json"), part, 1e-9, &mut diffs);
+    }
+    let queue = original
+        .slo
+        .iter()
+        .position(|s| s.id.as_str() == "queue_at_concurrency")
+        .map(|i| format!("slo[{i}]."));
+    diffs.retain(|d| {
+        !queue
+            .as_ref()
+            .is_some_and(|q| d.starts_with(q.as_str()) && !d.starts_with(&format!("{q}status")))
+    });
+    for d in diffs.iter().take(40) {
+        eprintln!("{what}: {d}");
+    }
+    assert!(diffs.is_empty(), "{what}: {} differences", diffs.len());
 }

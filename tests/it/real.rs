@@ -675,7 +675,11 @@ fn refused_requests_and_hang_ups_reach_the_verdict() {
             };
             assert_eq!(r.verdict.status, expected, "{}", c.name);
             let reasons = r.verdict.reasons.join("; ");
-            assert!(reasons.contains("hung up") == hang_ups, "{}: {reasons}", c.name);
+            assert!(
+                reasons.contains("hung up") == hang_ups,
+                "{}: {reasons}",
+                c.name
+            );
             assert!(reasons.contains("4xx") == http, "{}: {reasons}", c.name);
             if !failing {
                 assert!(

@@ -422,6 +422,8 @@ string_enum! {
         CpuServer = "cpu_server",
         /// Read from Prometheus API answers, not from scrapes.
         PrometheusExport = "prometheus_export",
+        /// A pushdown export: per-window statistics computed by Prometheus.
+        Pushdown = "pushdown",
     }
 }
 

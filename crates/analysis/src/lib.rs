@@ -173,6 +173,16 @@ pub fn analyse(
     meta: &BundleMeta,
     settings: &Settings,
 ) -> Result<Report, BadWidth> {
+    // A pushdown export holds whole windows of its own width: the report's
+    // windows are made of them (a multiple of that width, rounded up).
+    let requested_window_ms = settings.window_ms;
+    let settings = &match loaded.pushdown_ms {
+        Some(p) if p > 0 && settings.window_ms % p != 0 => Settings {
+            window_ms: (settings.window_ms / p + 1) * p,
+            ..*settings
+        },
+        _ => *settings,
+    };
     let store = &loaded.store;
     let cat = Catalogue::resolve(store);
     let q = Query::new(
@@ -502,7 +512,14 @@ pub fn analyse(
         .map(|(s, _)| *s)
         .collect();
     non_cumulative.sort();
-    let data_quality = quality::data_quality(loaded, &cat, &q, &layout_mismatch, &non_cumulative);
+    let data_quality = quality::data_quality(
+        loaded,
+        &cat,
+        &q,
+        &layout_mismatch,
+        &non_cumulative,
+        requested_window_ms,
+    );
     let verdict = verdict::verdict(&ctx, &analyses, &timeline);
 
     Ok(Report {

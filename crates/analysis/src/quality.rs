@@ -44,6 +44,7 @@ pub(crate) fn data_quality(
     q: &Query<'_>,
     layout_mismatch: &[Signal],
     non_cumulative: &[Signal],
+    requested_window_ms: i64,
 ) -> DataQuality {
     let store = &loaded.store;
     let mut notes = Vec::new();
@@ -72,6 +73,29 @@ pub(crate) fn data_quality(
             format!(
                 "read from {} Prometheus API answer(s), not from scrapes: Prometheus keeps no HELP or TYPE (counters and histograms are recognised by their names) and no capture manifest (targets are named by their instance; the vLLM version, model and GPUs come from the series alone)",
                 loaded.api_answers
+            ),
+        ));
+    }
+    if let Some(p) = loaded.pushdown_ms {
+        let width = q.grid().width_ms;
+        let raised = if width != requested_window_ms {
+            format!(
+                "; the report's windows are {} (the {} asked for, rounded up to whole exported windows)",
+                crate::snippets::prom_duration(width),
+                crate::snippets::prom_duration(requested_window_ms)
+            )
+        } else {
+            String::new()
+        };
+        notes.push(note(
+            QualityKind::Pushdown,
+            "bundle",
+            format!(
+                "pushed down at {}: Prometheus computed each gauge's min, max, mean and point count per {} window and each counter came as its last value per window (raw samples only in windows where a counter reset), so increases, rates and quantiles are exact but per-scrape detail is gone: gaps shorter than about two windows are not seen, \"queued at two consecutive scrapes\" reads two consecutive windows, and the alert checks replay {}-spaced points{}",
+                crate::snippets::prom_duration(p),
+                crate::snippets::prom_duration(p),
+                crate::snippets::prom_duration(p),
+                raised
             ),
         ));
     }

@@ -177,6 +177,42 @@ pub(crate) fn per_scrape(
     out
 }
 
+/// A pushdown export keeps each window's last scrape, and Prometheus'
+/// maxima: in a window whose waiting maximum is 0 no scrape waited, so the
+/// scrape with the most running is a sighting without queueing at that
+/// many in flight (stamped at the window's end). Only for a replica with
+/// one running and one waiting series: maxima of several series need not
+/// be simultaneous.
+fn pushed_sightings(
+    store: &Store,
+    cat: &Catalogue,
+    waiting_signal: Signal,
+    target: TargetId,
+) -> Vec<(i64, f64, f64)> {
+    let one = |signal: Signal| {
+        let mut it = cat
+            .get(signal)
+            .series()
+            .filter(|&sid| store.series(sid).target() == target);
+        match (it.next(), it.next()) {
+            (Some(sid), None) => store.series(sid).pushed().filter(|p| p.has_stats()),
+            _ => None,
+        }
+    };
+    let (Some(run), Some(wait)) = (one(Signal::Running), one(waiting_signal)) else {
+        return Vec::new();
+    };
+    wait.max
+        .iter()
+        .filter(|(_, w)| *w == 0.0)
+        .filter_map(|&(t, _)| {
+            let i = run.max.binary_search_by_key(&t, |p| p.0).ok()?;
+            let r = run.max[i].1;
+            r.is_finite().then_some((t, r, 0.0))
+        })
+        .collect()
+}
+
 /// What [`analyse`] reads per replica.
 pub(crate) struct ReplicaInput<'a> {
     pub target: TargetId,
@@ -219,10 +255,12 @@ pub(crate) fn analyse(
             continue;
         }
         report.measured = true;
-        let scrapes: Vec<(i64, f64, f64)> = running
+        let mut scrapes: Vec<(i64, f64, f64)> = running
             .iter()
             .filter_map(|(&t, &run)| waiting.get(&t).map(|&wait| (t, run, wait)))
             .collect();
+        scrapes.extend(pushed_sightings(store, cat, waiting_signal, r.target));
+        scrapes.sort_by_key(|s| s.0);
         // Per window: the most in flight and running at a scrape.
         let mut window_max: Vec<Option<(f64, f64)>> = vec![None; grid.count];
         for &(t, run, wait) in &scrapes {

@@ -148,7 +148,7 @@ fn quoted(s: &str) -> String {
 }
 
 /// A duration as Prometheus writes it.
-fn prom_duration(ms: i64) -> String {
+pub(crate) fn prom_duration(ms: i64) -> String {
     if ms % 3_600_000 == 0 {
         format!("{}h", ms / 3_600_000)
     } else if ms % 60_000 == 0 {

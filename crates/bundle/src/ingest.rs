@@ -131,9 +131,17 @@ impl<'m> Ingest<'m> {
             }
         };
         for g in groups {
-            let kind = exposition_kind(&g.text);
+            let kind = match g.stats.first() {
+                Some((_, stats)) if g.text.is_empty() => exposition_kind(stats),
+                _ => exposition_kind(&g.text),
+            };
             let (id, name) = self.api_target(&g.target, kind);
-            let ingested = self.store.ingest(id, &g.text, None);
+            let mut ingested = self.store.ingest(id, &g.text, None);
+            for (stat, text) in &g.stats {
+                let s = self.store.ingest_window_stats(id, text, *stat);
+                ingested.samples += s.samples;
+                ingested.diagnostics.extend(s.diagnostics);
+            }
             for d in &ingested.diagnostics {
                 self.note(
                     path,

@@ -113,6 +113,10 @@ pub struct Capture {
     /// are in the bundle and carry no timestamps of their own.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dmon_delay_ms: Option<i64>,
+    /// The window width of a pushdown export (`collect.sh --from-prometheus
+    /// --window`), seconds: the bundle holds per-window statistics.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pushdown_window_s: Option<f64>,
 }
 
 /// Facts about the deployment.

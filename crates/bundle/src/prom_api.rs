@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use serde_json::Value;
+use vllm_lens_store::WindowStat;
 
 /// One target's worth of converted samples.
 #[derive(Debug)]
@@ -22,7 +23,14 @@ pub struct Converted {
     pub target: String,
     /// Exposition text with a timestamp on every sample.
     pub text: String,
+    /// A pushdown export's per-window statistics of gauges (series labelled
+    /// `vllm_lens_stat="max"` and so on by `collect.sh --window`), as
+    /// exposition text per statistic, the label removed.
+    pub stats: Vec<(WindowStat, String)>,
 }
+
+/// The label `collect.sh --window` puts on each per-window statistic.
+pub const STAT_LABEL: &str = "vllm_lens_stat";
 
 /// True when the bytes look like a Prometheus API answer.
 pub fn looks_like(head: &str) -> bool {
@@ -59,6 +67,8 @@ pub fn convert(text: &str) -> Result<Vec<Converted>, String> {
     // target → family name → lines.
     let mut groups: BTreeMap<String, BTreeMap<String, Vec<String>>> = BTreeMap::new();
     let mut histograms: BTreeSet<String> = BTreeSet::new();
+    // target → stat → lines.
+    let mut stats: BTreeMap<String, BTreeMap<WindowStat, Vec<String>>> = BTreeMap::new();
     for r in results {
         let Some(metric) = r["metric"].as_object() else {
             continue;
@@ -74,7 +84,7 @@ pub fn convert(text: &str) -> Result<Vec<Converted>, String> {
             .to_string();
         let mut labels: Vec<(String, String)> = metric
             .iter()
-            .filter(|(k, _)| !matches!(k.as_str(), "__name__" | "instance"))
+            .filter(|(k, _)| !matches!(k.as_str(), "__name__" | "instance" | STAT_LABEL))
             .map(|(k, v)| {
                 let k = if k == "job" {
                     "scrape_job".to_string()
@@ -103,11 +113,25 @@ pub fn convert(text: &str) -> Result<Vec<Converted>, String> {
             (_, v @ Value::Array(_)) => vec![v],
             _ => Vec::new(),
         };
-        let lines = groups
-            .entry(target.clone())
-            .or_default()
-            .entry(name.to_string())
-            .or_default();
+        let stat = match metric.get(STAT_LABEL).and_then(Value::as_str) {
+            Some(s) => match WindowStat::from_name(s) {
+                Some(stat) => Some(stat),
+                None => continue,
+            },
+            None => None,
+        };
+        let lines = match stat {
+            Some(stat) => stats
+                .entry(target.clone())
+                .or_default()
+                .entry(stat)
+                .or_default(),
+            None => groups
+                .entry(target.clone())
+                .or_default()
+                .entry(name.to_string())
+                .or_default(),
+        };
         for p in points {
             let (Some(t), Some(val)) = (p[0].as_f64(), p[1].as_str()) else {
                 continue;
@@ -117,6 +141,9 @@ pub fn convert(text: &str) -> Result<Vec<Converted>, String> {
         }
     }
     let mut out = Vec::new();
+    for target in stats.keys() {
+        groups.entry(target.clone()).or_default();
+    }
     for (target, families) in groups {
         let mut text = String::new();
         let mut declared = BTreeSet::new();
@@ -140,7 +167,24 @@ pub fn convert(text: &str) -> Result<Vec<Converted>, String> {
                 text.push('\n');
             }
         }
-        out.push(Converted { target, text });
+        let stats = stats
+            .remove(&target)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(stat, lines)| {
+                let mut text = String::new();
+                for l in lines {
+                    text.push_str(&l);
+                    text.push('\n');
+                }
+                (stat, text)
+            })
+            .collect();
+        out.push(Converted {
+            target,
+            text,
+            stats,
+        });
     }
     Ok(out)
 }

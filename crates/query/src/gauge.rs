@@ -3,6 +3,8 @@
 
 use serde::Serialize;
 
+use vllm_lens_store::Pushed;
+
 use crate::grid::Grid;
 
 /// One window's statistics of one gauge (or an aggregate of several).
@@ -53,6 +55,90 @@ pub fn gauge_windows(times: &[i64], values: &[f64], grid: &Grid) -> Vec<Option<G
         if let Some(s) = s {
             s.mean = sum / f64::from(s.points);
         }
+    }
+    out
+}
+
+/// Per-window statistics of one series of a pushdown export: Prometheus'
+/// own `min_over_time`, `max_over_time`, `avg_over_time` and
+/// `count_over_time` of each exported window (stamped at its last ms),
+/// gathered into the grid's windows (a grid window holds whole exported
+/// windows: its width is a multiple of theirs). The mean is weighted by the
+/// points each exported window held; `last` is the series' latest point in
+/// the window (the last value of the last exported window). Values `keep`
+/// refuses are left out, as [`gauge_windows`] leaves out unknowns.
+pub fn pushed_windows(
+    pushed: &Pushed,
+    times: &[i64],
+    values: &[f64],
+    grid: &Grid,
+    keep: impl Fn(f64) -> bool,
+) -> Vec<Option<GaugeStats>> {
+    let ok = |v: f64| v.is_finite() && keep(v);
+    let mut out: Vec<Option<GaugeStats>> = vec![None; grid.count];
+    let mut weighted = vec![(0.0f64, 0.0f64); grid.count];
+    let count_at = |t: i64| -> f64 {
+        pushed
+            .count
+            .binary_search_by_key(&t, |p| p.0)
+            .ok()
+            .map_or(1.0, |i| pushed.count[i].1)
+    };
+    let slot = |out: &mut Vec<Option<GaugeStats>>, w: usize, v: f64| -> GaugeStats {
+        *out[w].get_or_insert(GaugeStats {
+            min: v,
+            mean: v,
+            max: v,
+            last: f64::NAN,
+            points: 0,
+        })
+    };
+    for &(t, v) in &pushed.avg {
+        let (Some(w), true) = (grid.index(t), ok(v)) else {
+            continue;
+        };
+        let n = count_at(t).max(1.0);
+        slot(&mut out, w, v);
+        weighted[w].0 += v * n;
+        weighted[w].1 += n;
+    }
+    for &(t, v) in &pushed.min {
+        if let (Some(w), true) = (grid.index(t), ok(v)) {
+            let mut s = slot(&mut out, w, v);
+            s.min = s.min.min(v);
+            out[w] = Some(s);
+        }
+    }
+    for &(t, v) in &pushed.max {
+        if let (Some(w), true) = (grid.index(t), ok(v)) {
+            let mut s = slot(&mut out, w, v);
+            s.max = s.max.max(v);
+            out[w] = Some(s);
+        }
+    }
+    for (w, s) in out.iter_mut().enumerate() {
+        if let Some(s) = s {
+            let (sum, n) = weighted[w];
+            if n > 0.0 {
+                s.mean = sum / n;
+                s.points = n.min(f64::from(u32::MAX)) as u32;
+            }
+            s.min = s.min.min(s.mean);
+            s.max = s.max.max(s.mean);
+        }
+    }
+    for (&t, &v) in times.iter().zip(values) {
+        if let (Some(w), true) = (grid.index(t), ok(v))
+            && let Some(s) = &mut out[w]
+        {
+            s.last = v;
+        }
+    }
+    for s in out.iter_mut().flatten() {
+        if s.last.is_nan() {
+            s.last = s.mean;
+        }
+        s.points = s.points.max(1);
     }
     out
 }

@@ -9,7 +9,7 @@ use vllm_lens_catalog::{Aggregate, Catalogue, Kind, Resolution, Signal, Source, 
 use vllm_lens_store::{Role, SeriesId, Store, TargetId};
 
 use crate::counter::{CounterPath, CounterRules, KnownResets, WindowIncrease, drops, increases};
-use crate::gauge::{Combine, GaugeStats, combine, gauge_windows};
+use crate::gauge::{Combine, GaugeStats, combine, gauge_windows, pushed_windows};
 use crate::grid::{BadWidth, Grid};
 use crate::quantile::{Buckets, Quantile};
 
@@ -270,9 +270,14 @@ impl<'a> Query<'a> {
         let grid = Grid::covering(settings.window_ms, first, last)?;
         let mut coverage = Vec::new();
         let mut rules = Vec::new();
+        // A pushdown export holds one value per window (raw samples only
+        // where a counter reset or began): its windows are the interval.
+        let pushed = store.pushed_width_ms();
         for t in store.targets() {
             let times = t.sample_times();
-            let nominal = median_interval(times).unwrap_or(settings.window_ms);
+            let nominal = pushed
+                .or_else(|| median_interval(times))
+                .unwrap_or(settings.window_ms);
             rules.push(CounterRules::for_interval(nominal));
             let mut windows = vec![WindowCoverage::default(); grid.count];
             for (i, &time) in times.iter().enumerate() {
@@ -701,7 +706,12 @@ impl<'a> Query<'a> {
                     }
                 }
             };
-            let stats = if signal == Signal::MemoryTemp {
+            let stats = if let Some(p) = s.pushed().filter(|p| p.has_stats()) {
+                let temp = signal == Signal::MemoryTemp;
+                pushed_windows(p, s.times(), s.values(), &self.grid, |x| {
+                    !(temp && x == 0.0)
+                })
+            } else if signal == Signal::MemoryTemp {
                 // GDDR boards report 0 °C: unknown, not cold.
                 let v: Vec<f64> = s
                     .values()

@@ -370,6 +370,7 @@ pub fn generate(r: Resolved) -> Generated {
             end_ms: Some(start_ms + (s.duration_s * 1000.0) as i64),
             tool: Some(TOOL.into()),
             dmon_delay_ms: None,
+            pushdown_window_s: None,
         }),
         environment: Some(Environment {
             vllm_version: Some(srv.vllm_version.clone()),

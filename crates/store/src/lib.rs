@@ -52,7 +52,7 @@ pub mod time;
 
 pub use intern::{Interner, Sym};
 pub use store::{
-    Family, FamilyId, Ingested, LabelSetId, Limits, Role, ScrapeRecord, Series, SeriesId, Store,
-    StoreWarning, Target, TargetId, TargetKind,
+    Family, FamilyId, Ingested, LabelSetId, Limits, Pushed, Role, ScrapeRecord, Series, SeriesId,
+    Store, StoreWarning, Target, TargetId, TargetKind, WindowStat,
 };
 pub use vllm_lens_expo::MetricType;

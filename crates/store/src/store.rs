@@ -170,9 +170,99 @@ pub struct Series {
     times: Vec<i64>,
     values: Vec<f64>,
     sorted: bool,
+    pushed: Option<Box<Pushed>>,
+}
+
+/// A per-window statistic that Prometheus computed for a pushdown export
+/// (`collect.sh --from-prometheus --window 5m`): `max_over_time`,
+/// `min_over_time`, `avg_over_time` or `count_over_time` of a gauge over one
+/// window, stamped at the window's last millisecond.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum WindowStat {
+    /// `min_over_time`.
+    Min,
+    /// `max_over_time`.
+    Max,
+    /// `avg_over_time`.
+    Avg,
+    /// `count_over_time`: the raw points the window held.
+    Count,
+    /// `timestamp()` of the series' latest sample at the window's end: the
+    /// real time of the window's last value, which the store moves that
+    /// point to.
+    Time,
+}
+
+impl WindowStat {
+    /// The stat named in an export (`min`, `max`, `avg`, `count`).
+    pub fn from_name(name: &str) -> Option<WindowStat> {
+        Some(match name {
+            "min" => WindowStat::Min,
+            "max" => WindowStat::Max,
+            "avg" => WindowStat::Avg,
+            "count" => WindowStat::Count,
+            "time" => WindowStat::Time,
+            _ => return None,
+        })
+    }
+}
+
+/// The pushed-down statistics of one series: per stat, `(time, value)`
+/// sorted by time after [`Store::finish`] (time = the window's last ms).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Pushed {
+    /// `min_over_time` per window.
+    pub min: Vec<(i64, f64)>,
+    /// `max_over_time` per window.
+    pub max: Vec<(i64, f64)>,
+    /// `avg_over_time` per window.
+    pub avg: Vec<(i64, f64)>,
+    /// `count_over_time` per window.
+    pub count: Vec<(i64, f64)>,
+    /// `timestamp()` per window (seconds since the epoch, as Prometheus
+    /// answers).
+    pub time: Vec<(i64, f64)>,
+}
+
+impl Pushed {
+    /// True when Prometheus computed this series' gauge statistics (a
+    /// counter brings only the time of each window's last value).
+    pub fn has_stats(&self) -> bool {
+        !(self.max.is_empty() && self.min.is_empty() && self.avg.is_empty())
+    }
+
+    fn column(&mut self, stat: WindowStat) -> &mut Vec<(i64, f64)> {
+        match stat {
+            WindowStat::Min => &mut self.min,
+            WindowStat::Max => &mut self.max,
+            WindowStat::Avg => &mut self.avg,
+            WindowStat::Count => &mut self.count,
+            WindowStat::Time => &mut self.time,
+        }
+    }
+
+    fn finish(&mut self) {
+        for stat in [
+            WindowStat::Min,
+            WindowStat::Max,
+            WindowStat::Avg,
+            WindowStat::Count,
+            WindowStat::Time,
+        ] {
+            let c = self.column(stat);
+            c.sort_by_key(|p| p.0);
+            c.dedup_by_key(|p| p.0);
+            c.shrink_to_fit();
+        }
+    }
 }
 
 impl Series {
+    /// The per-window statistics Prometheus computed for this series, when
+    /// the bundle is a pushdown export; `None` for raw points.
+    pub fn pushed(&self) -> Option<&Pushed> {
+        self.pushed.as_deref()
+    }
     /// The target that exposed it.
     pub fn target(&self) -> TargetId {
         self.target
@@ -450,6 +540,59 @@ impl Store {
         out
     }
 
+    /// Stores one pushed-down statistic per sample of `text` (exposition
+    /// text with a timestamp on every sample, as a pushdown export's answers
+    /// become): each sample's series gets `stat` at that time, kept apart
+    /// from its points. Returns the diagnostics and the samples stored.
+    pub fn ingest_window_stats(
+        &mut self,
+        target: TargetId,
+        text: &str,
+        stat: WindowStat,
+    ) -> Ingested {
+        let mut out = Ingested::default();
+        let mut parser = Parser::new(text);
+        while let Some(event) = parser.next_hinted(None) {
+            let Event::Sample(sample) = event else {
+                continue;
+            };
+            let Some(time) = sample.timestamp_ms else {
+                out.untimed += 1;
+                continue;
+            };
+            let Some(id) = self.series_for(target, sample.key, sample.name, &sample.labels) else {
+                self.dropped_samples += 1;
+                continue;
+            };
+            let series = &mut self.series[id.0 as usize];
+            series
+                .pushed
+                .get_or_insert_with(Box::default)
+                .column(stat)
+                .push((time, sample.value));
+            out.samples += 1;
+            out.timestamped += 1;
+        }
+        out.diagnostics = parser.into_diagnostics();
+        out
+    }
+
+    /// The width of the windows of a pushdown export, ms: the smallest step
+    /// between two pushed-down statistics of one series. `None` when the
+    /// bundle holds raw points only.
+    pub fn pushed_width_ms(&self) -> Option<i64> {
+        self.series
+            .iter()
+            .filter_map(|s| s.pushed.as_deref())
+            .flat_map(|p| {
+                [&p.max, &p.min, &p.avg, &p.count, &p.time]
+                    .into_iter()
+                    .flat_map(|c| c.windows(2).map(|w| w[1].0 - w[0].0))
+            })
+            .filter(|&d| d > 0)
+            .min()
+    }
+
     fn ingest_inner(
         &mut self,
         target: TargetId,
@@ -559,7 +702,29 @@ impl Store {
     /// scrape records and releases slack capacity. Call once after ingest.
     pub fn finish(&mut self) {
         let mut dropped = 0u64;
+        let width = self.pushed_width_ms();
         for series in &mut self.series {
+            // Points moved to a time a raw sample of a pushdown export also
+            // has: the same sample twice, not a duplicate to report.
+            let mut moved: Vec<i64> = Vec::new();
+            if let (Some(p), Some(w)) = (&mut series.pushed, width) {
+                p.finish();
+                // A pushdown export's last value of each window is stamped
+                // at the window's end; its real time came beside it.
+                if !p.time.is_empty() {
+                    for t in series.times.iter_mut() {
+                        if let Ok(i) = p.time.binary_search_by_key(t, |x| x.0) {
+                            let real = (p.time[i].1 * 1000.0).round() as i64;
+                            if real <= *t && real > *t - w {
+                                *t = real;
+                                moved.push(real);
+                                series.sorted = false;
+                            }
+                        }
+                    }
+                }
+                moved.sort_unstable();
+            }
             if !series.sorted {
                 let mut idx: Vec<usize> = (0..series.times.len()).collect();
                 // Stable: equal times keep their read order, so "last" is last.
@@ -570,7 +735,9 @@ impl Store {
                 let mut v_out: Vec<f64> = Vec::with_capacity(times.len());
                 for (t, v) in times.into_iter().zip(values) {
                     if t_out.last() == Some(&t) {
-                        dropped += 1;
+                        if moved.binary_search(&t).is_err() {
+                            dropped += 1;
+                        }
                         if let Some(last) = v_out.last_mut() {
                             *last = v;
                         }
@@ -835,6 +1002,7 @@ impl Store {
                     times: Vec::with_capacity(self.targets[target.0 as usize].expected_points),
                     values: Vec::with_capacity(self.targets[target.0 as usize].expected_points),
                     sorted: true,
+                    pushed: None,
                 });
                 self.families[family.0 as usize].series.push(id);
                 self.series_ids.insert((target, name_sym, labels_id), id);
@@ -962,7 +1130,18 @@ impl Store {
         let points: usize = self
             .series
             .iter()
-            .map(|s| s.times.capacity() * 8 + s.values.capacity() * 8)
+            .map(|s| {
+                s.times.capacity() * 8
+                    + s.values.capacity() * 8
+                    + s.pushed.as_deref().map_or(0, |p| {
+                        (p.min.capacity()
+                            + p.max.capacity()
+                            + p.avg.capacity()
+                            + p.count.capacity()
+                            + p.time.capacity())
+                            * 16
+                    })
+            })
             .sum();
         let series = self.series.capacity() * std::mem::size_of::<Series>()
             + self.series_ids.capacity() * 24;
