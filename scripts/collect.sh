@@ -118,6 +118,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 
+if [ -n "$WINDOW" ] && [ -z "$PROM" ]; then die "--window pushes down to Prometheus: it needs --from-prometheus"; fi
 case "$INTERVAL" in ''|*[!0-9]*) die "--interval must be whole seconds" ;; esac
 case "$DEVICE" in ''|gpu|cpu) ;; *) die "--device must be gpu or cpu" ;; esac
 [ "$INTERVAL" -ge 1 ] || die "--interval must be at least 1"
@@ -536,11 +537,14 @@ if [ -n "$PROM" ]; then
             t=$end_ms
             while [ "$t" -gt "$first_ms" ]; do
                 from=$(( t - piece_s * 1000 ))
-                [ "$from" -ge "$first_ms" ] || from=$first_ms
+                # A sliver under one step joins the piece (a range of
+                # 1 ms would be empty on 2.x, whose ranges are 1 ms short).
+                [ "$from" -gt $(( first_ms + step_s * 1000 )) ] || from=$first_ms
                 printf '%s\037%s\037%s\037%s\037\n' "${pair%%=*}" "${pair#*=}" "$from" "$t" >>"$QUEUE"
                 t=$from
             done
         done
+        total=$(wc -l <"$QUEUE" | tr -d ' ')
     fi
     while [ -s "$QUEUE" ] && [ "$STOP" = 0 ]; do
         : >"$NEXT"

@@ -91,7 +91,7 @@ pub(crate) fn data_quality(
             QualityKind::Pushdown,
             "bundle",
             format!(
-                "pushed down at {}: Prometheus computed each gauge's min, max, mean and point count per {} window and each counter came as its last value per window (raw samples only in windows where a counter reset), so increases, rates and quantiles are exact but per-scrape detail is gone: gaps shorter than about two windows are not seen, \"queued at two consecutive scrapes\" reads two consecutive windows, and the alert checks replay {}-spaced points{}",
+                "pushed down at {}: Prometheus computed each gauge's min, max, mean and point count per {} window and each counter came as its last value per window (raw samples only in windows where a counter reset or began), so increases, rates and quantiles are exact but per-scrape detail is gone: gaps shorter than about two windows are not seen, \"queued at two consecutive scrapes\" reads two consecutive windows, and the alert checks replay {}-spaced points{}",
                 crate::snippets::prom_duration(p),
                 crate::snippets::prom_duration(p),
                 crate::snippets::prom_duration(p),
