@@ -2,9 +2,19 @@
 # The performance benchmark (docs/performance.md): generates the `day` and
 # `fleet-hour` workloads with the simulator, then measures vllm-lens against
 # its peers on the same bytes (vllm-lens-bench), and the browser app on
-# `day` in headless Chromium. Prints Markdown; asserts nothing.
+# both in headless Chromium. Prints Markdown; asserts nothing.
+#   scripts/bench.sh            day and fleet-hour
+#   scripts/bench.sh --large    also a week of one server (2.46 GB of text)
+#                               and a fleet-day (8 replicas x 8 GPUs, 24 h),
+#                               read streaming; about 20 minutes more
 set -eu
 cd "$(dirname "$0")/.."
+large=0
+case "${1:-}" in
+    --large) large=1 ;;
+    '') ;;
+    *) echo "usage: scripts/bench.sh [--large]" >&2; exit 2 ;;
+esac
 
 scripts/setup.sh
 if ! python3 -c 'import prometheus_client' 2>/dev/null; then
@@ -14,9 +24,17 @@ fi
 work=$(mktemp -d)
 cargo build --release --quiet
 cargo build --release --quiet -p vllm-lens-bench
-cargo run --release --quiet -p vllm-lens-sim -- samples/scenarios/day.toml samples/scenarios/fleet-hour.toml -o "$work" --no-truth >&2
+scenarios="samples/scenarios/day.toml samples/scenarios/fleet-hour.toml"
+bundles="$work/day.zip $work/fleet-hour.zip"
+if [ "$large" = 1 ]; then
+    scenarios="$scenarios samples/scenarios/week.toml samples/scenarios/fleet-day.toml"
+    bundles="$bundles $work/week.zip $work/fleet-day.zip"
+fi
+# shellcheck disable=SC2086 # lists of paths without spaces
+cargo run --release --quiet -p vllm-lens-sim -- $scenarios -o "$work" --no-truth >&2
 echo "## Native, one run on $(nproc) cores ($(date -u +%Y-%m-%d))"
-"${CARGO_TARGET_DIR:-target}/release/vllm-lens-bench" "$work/day.zip" "$work/fleet-hour.zip"
+# shellcheck disable=SC2086
+"${CARGO_TARGET_DIR:-target}/release/vllm-lens-bench" $bundles
 
 # The browser: drop-to-report, peak WASM memory, longest main-thread task.
 # The production app plus two timing hooks (web crate feature `bench`),
@@ -25,5 +43,6 @@ bench_dist="${CARGO_TARGET_DIR:-target}/web-bench"
 scripts/web-build.sh --features bench --dist "$bench_dist" >/dev/null 2>&1
 echo
 echo "## In headless Chromium (the one-file build from file://)"
-node web/tests/bench.mjs "$bench_dist" "$work/day.zip" "$work/fleet-hour.zip"
+# shellcheck disable=SC2086
+node web/tests/bench.mjs "$bench_dist" $bundles
 rm -rf "$work"

@@ -18,8 +18,8 @@ const PAIRS: [&str; 4] = [
     "pair-fp8-after",
 ];
 
-/// The committed scenarios (all but `day`, `week`, `fleet-hour` and
-/// `week-export`, which are generated on demand).
+/// The committed scenarios (all but `day`, `week`, `fleet-hour`,
+/// `fleet-day` and `week-export`, which are generated on demand).
 fn committed() -> impl Iterator<Item = &'static str> {
     crate::support::SAMPLES.into_iter().chain(PAIRS)
 }

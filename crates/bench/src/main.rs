@@ -179,6 +179,10 @@ fn main() {
     }
     for path in &args {
         let bytes = std::fs::read(path).expect("bundle");
+        if text_size(&bytes) > PEERS_MAX_TEXT {
+            large(path, &bytes);
+            continue;
+        }
         // 1. The machine's limit: inflate and count lines.
         let t = Instant::now();
         let ms = members(&bytes);
@@ -217,16 +221,7 @@ fn main() {
         let theirs = t.elapsed().as_secs_f64();
         drop(under);
         // 4. The whole pipeline, in a child for its own peak RSS.
-        let me = std::env::current_exe().expect("self");
-        let out = Command::new(me)
-            .args(["--e2e", path])
-            .output()
-            .expect("child");
-        let line = String::from_utf8_lossy(&out.stdout).into_owned();
-        let f: Vec<f64> = line
-            .split_whitespace()
-            .filter_map(|x| x.parse().ok())
-            .collect();
+        let f = e2e_child(path);
         let (e2e_s, rss_kib, points, store_bytes, html_bytes) = (f[0], f[1], f[2], f[3], f[4]);
         let dir = std::env::temp_dir().join(format!("vllm-lens-bench-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -301,6 +296,116 @@ fn main() {
             html_bytes / 1e6,
             e2e_s / inflate_scan
         );
+    }
+}
+
+/// Above this much text the peers are not run: each holds the whole text
+/// in memory (and Python a copy on disk); a week or a fleet-day is
+/// measured streaming, member by member, as the CLI and the page read it.
+const PEERS_MAX_TEXT: u64 = 1 << 30;
+
+/// The decompressed size the zip's directory states.
+fn text_size(bytes: &[u8]) -> u64 {
+    let Ok(mut z) = zip::ZipArchive::new(std::io::Cursor::new(bytes)) else {
+        return 0;
+    };
+    (0..z.len())
+        .filter_map(|i| z.by_index_raw(i).ok().map(|f| f.size()))
+        .sum()
+}
+
+/// Runs the end-to-end child on `path`; its figures.
+fn e2e_child(path: &str) -> Vec<f64> {
+    let me = std::env::current_exe().expect("self");
+    let out = Command::new(me)
+        .args(["--e2e", path])
+        .output()
+        .expect("child");
+    if !out.status.success() {
+        eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+    }
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect()
+}
+
+/// A bundle too large to hold as text (a week, a fleet-day): the machine's
+/// limit and our parser measured streaming, one member at a time in one
+/// reused buffer (inflate timed apart from parse), then the pipeline end
+/// to end in a child with its peak RSS.
+fn large(path: &str, bytes: &[u8]) {
+    let mut z = zip::ZipArchive::new(std::io::Cursor::new(bytes)).expect("a zip bundle");
+    let mut buf: Vec<u8> = Vec::new();
+    let (mut inflate, mut scan, mut parse) = (0.0f64, 0.0f64, 0.0f64);
+    let (mut text, mut lines, mut samples, mut files) = (0usize, 0usize, 0u64, 0usize);
+    for i in 0..z.len() {
+        let mut f = z.by_index(i).expect("entry");
+        if f.is_dir() {
+            continue;
+        }
+        files += 1;
+        buf.clear();
+        let t = Instant::now();
+        f.read_to_end(&mut buf).expect("inflate");
+        inflate += t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        lines += memchr::memchr_iter(b'\n', &buf).count();
+        scan += t.elapsed().as_secs_f64();
+        text += buf.len();
+        let s = String::from_utf8_lossy(&buf);
+        let t = Instant::now();
+        for e in Parser::new(&s) {
+            if let Event::Sample(x) = e {
+                samples += 1;
+                std::hint::black_box(x.value);
+            }
+        }
+        parse += t.elapsed().as_secs_f64();
+    }
+    let f = e2e_child(path);
+    let name = Path::new(path)
+        .file_name()
+        .map_or(path.to_string(), |n| n.to_string_lossy().into_owned());
+    println!("\n### {name}\n");
+    println!(
+        "{:.1} MB zipped, {:.1} MB of text in {files} files, {lines} lines, {samples} samples, {} stored points (read streaming: the peers, which hold the whole text, are not run above {} GiB)\n",
+        bytes.len() as f64 / 1e6,
+        text as f64 / 1e6,
+        f.get(2).copied().unwrap_or(0.0) as u64,
+        PEERS_MAX_TEXT >> 30
+    );
+    println!("| what | time | throughput |");
+    println!("|---|---|---|");
+    let limit = inflate + scan;
+    println!(
+        "| inflate + line scan (memchr), member by member: the machine's limit | {limit:.2} s | {} |",
+        mb_s(text, limit)
+    );
+    println!(
+        "| vllm-lens-expo parser | {parse:.2} s | {}, {:.1} M samples/s |",
+        mb_s(text, parse),
+        samples as f64 / 1e6 / parse
+    );
+    if f.len() >= 8 {
+        println!(
+            "| vllm-lens end to end (bundle → HTML), native | {:.2} s | {} |",
+            f[0],
+            mb_s(text, f[0])
+        );
+        println!(
+            "\nEnd to end: load (inflate, parse, store) {:.2} s, analyse {:.2} s, render {:.2} s.\npeak RSS {:.0} MiB; store {:.1} MiB, {:.1} bytes per stored point; HTML {:.2} MB; end to end = {:.1}× inflate + line scan.",
+            f[5],
+            f[6],
+            f[7],
+            f[1] / 1024.0,
+            f[3] / 1048576.0,
+            f[3] / f[2].max(1.0),
+            f[4] / 1e6,
+            f[0] / limit
+        );
+    } else {
+        println!("| vllm-lens end to end | failed (above) | |");
     }
 }
 
