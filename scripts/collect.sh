@@ -449,25 +449,36 @@ if [ -n "$PROM" ]; then
         for gn in $names_all; do
             [ "$STOP" = 0 ] || break
             gname=${gn%%=*}; n=${gn#*=}
-            sel="__name__=\"$n\"$extra"
             case "$n" in
                 *_total|*_bucket|*_count|*_sum|*_created|*_ENERGY_CONSUMPTION) counter=1 ;;
                 *) counter=0 ;;
             esac
             rl() { printf 'label_replace(%s,"__name__","%s","","")' "$1" "$n"; }
             st() { printf 'label_replace(%s,"vllm_lens_stat","%s","","")' "$(rl "$1_over_time({$sel}[${range_ms}ms])")" "$1"; }
-            # The last value and its own time (timestamp() of a selector
-            # is the sample's; of a function, the evaluation's).
-            expr="$(rl "last_over_time({$sel}[${range_ms}ms])") or label_replace($(rl "timestamp({$sel})"),\"vllm_lens_stat\",\"time\",\"\",\"\")"
-            if [ "$counter" = 0 ]; then
-                expr="$expr or $(st max) or $(st min) or $(st avg) or $(st count)"
-            fi
+            # The work list: first window:last window:instance. A piece
+            # over the server's sample limit is halved, then (one window)
+            # split by instance, as in the raw export.
+            work=""
             p0=0
             while [ "$p0" -lt "$nwin" ]; do
                 p1=$(( p0 + per - 1 )); [ "$p1" -lt "$nwin" ] || p1=$(( nwin - 1 ))
+                work="$work $p0:$p1:"
+                p0=$(( p1 + 1 ))
+            done
+            while [ -n "$work" ] && [ "$STOP" = 0 ]; do
+                item=${work%% *}; [ -n "$item" ] || { work=${work# }; continue; }
+                work=${work#"$item"}; work=${work# }
+                p0=${item%%:*}; rest=${item#*:}; p1=${rest%%:*}; pinst=${rest#*:}
+                sel="__name__=\"$n\"$extra${pinst:+,instance=\"$pinst\"}"
+                # The last value and its own time (timestamp() of a selector
+                # is the sample's; of a function, the evaluation's).
+                expr="$(rl "last_over_time({$sel}[${range_ms}ms])") or label_replace($(rl "timestamp({$sel})"),\"vllm_lens_stat\",\"time\",\"\",\"\")"
+                if [ "$counter" = 0 ]; then
+                    expr="$expr or $(st max) or $(st min) or $(st avg) or $(st count)"
+                fi
                 te0=$(( first_win + p0 * w_ms + w_ms - 1 )); te1=$(( first_win + p1 * w_ms + w_ms - 1 ))
                 dir="prometheus/pushdown/$gname"; mkdir -p "$WORK/$dir"
-                file="$dir/$(printf '%s' "$n" | tr -c 'A-Za-z0-9._-' '_')-$te0-$te1.json"
+                file="$dir/$(printf '%s' "$n${pinst:+-$pinst}" | tr -c 'A-Za-z0-9._-' '_')-$te0-$te1.json"
                 tries=0; outcome=retry
                 while [ "$outcome" = retry ]; do
                     tries=$(( tries + 1 ))
@@ -478,7 +489,9 @@ if [ -n "$PROM" ]; then
                         -o "$WORK/$file" -w '%{http_code}' 2>>"$TMP/curl.err" || true)
                     if [ "$code" = 200 ] && grep -q '"status":"success"' "$WORK/$file"; then
                         outcome=ok
-                    elif [ "$tries" -ge 3 ] || grep -q 'too many samples' "$WORK/$file" 2>/dev/null; then
+                    elif grep -q 'too many samples' "$WORK/$file" 2>/dev/null; then
+                        outcome="split"
+                    elif [ "$tries" -ge 3 ]; then
                         outcome=failed
                     else
                         sleep "$tries"
@@ -494,9 +507,37 @@ if [ -n "$PROM" ]; then
                         grep -o '\[[0-9.]*,"[0-9.e+]*"\]' "$TMP/resets.json" | sed 's/^\[//; s/,.*//' | while read -r t; do
                             printf '%s %s\n' "$gname" "$(to_ms "$t")"
                         done >>"$FLAGGED"
+                    elif grep -q 'too many samples' "$TMP/resets.json" 2>/dev/null; then
+                        outcome="split"
                     else
                         outcome=failed
                     fi
+                fi
+                if [ "$outcome" = split ]; then
+                    rm -f "$WORK/$file"
+                    if [ "$p1" -gt "$p0" ]; then
+                        mid=$(( p0 + (p1 - p0) / 2 ))
+                        work="$p0:$mid:$pinst $(( mid + 1 )):$p1:$pinst $work"
+                        total=$(( total + 1 )); halved=$(( halved + 1 ))
+                        continue
+                    elif [ -z "$pinst" ]; then
+                        curl -sS --max-time "$PROM_TIMEOUT" -G "${PROM%/}/api/v1/series" \
+                            --data-urlencode "match[]={$sel}" \
+                            --data-urlencode "start=$(api_time $(( te0 - w_ms )))" --data-urlencode "end=$(api_time "$te1")" \
+                            -o "$TMP/inst.json" 2>>"$TMP/curl.err" || : >"$TMP/inst.json"
+                        insts=$(grep -o '"instance":"[^"]*"' "$TMP/inst.json" | sed 's/^"instance":"//; s/"$//' | sort -u)
+                        k=0
+                        for i in $insts; do
+                            work="$p0:$p1:$i $work"
+                            k=$(( k + 1 ))
+                        done
+                        if [ "$k" -gt 0 ]; then
+                            total=$(( total + k - 1 )); by_instance=$(( by_instance + 1 ))
+                            continue
+                        fi
+                    fi
+                    outcome=failed
+                    printf '%s' "over the sample limit even for one window of one instance; raise --query.max-samples" >"$WORK/$file"
                 fi
                 case "$outcome" in
                     ok)
@@ -511,11 +552,10 @@ if [ -n "$PROM" ]; then
                         why=$(head -c 300 "$WORK/$file" 2>/dev/null | tr '\n\t\037' '   ')
                         [ -n "$why" ] || why="HTTP $code"
                         rm -f "$WORK/$file"
-                        printf 'collect.sh: %s ending %s failed: %s\n' "$n" "$(api_time "$te1")" "$why" >&2
+                        printf 'collect.sh: %s ending %s failed: %s\n' "$n${pinst:+ of $pinst}" "$(api_time "$te1")" "$why" >&2
                         printf 'prometheus\037%s\0370\037\037%s\n' "$te1" "$n: $why" >>"$SCRAPES" ;;
                 esac
                 progress
-                p0=$(( p1 + 1 ))
             done
         done
         # The windows where a counter reset or began (and the one before), raw.

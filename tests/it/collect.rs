@@ -589,6 +589,36 @@ fn prometheus_mode_splits_pieces_over_the_sample_limit() {
     assert_same_figures("under the sample limit", &exported, &original);
 }
 
+/// The pushdown export under the same limit: pieces of windows are
+/// halved, then split by instance, and the report is still the original's
+/// within the pushdown tolerance.
+#[test]
+fn pushdown_splits_pieces_over_the_sample_limit() {
+    if lacks(
+        "collect::pushdown under the sample limit",
+        &["curl", "zip", "promtool", "prometheus"],
+    ) {
+        return;
+    }
+    let original = crate::engine::load_sample("two-replicas-rr");
+    let (original, mut exports) = export_modes(
+        "two-replicas-rr",
+        &original,
+        450,
+        "10m",
+        &vllm_lens_core::Settings::default(),
+        &[&["--window", "1m"]],
+    );
+    let (exported, stderr) = exports.remove(0);
+    assert!(
+        stderr.contains("over the server's sample limit")
+            && !stderr.contains(" 0 pieces were halved")
+            && !stderr.contains("and 0 split by instance"),
+        "{stderr}"
+    );
+    assert_within_pushdown_tolerance("pushdown under the sample limit", &exported, &original);
+}
+
 /// The raw export: every scrape's own samples, read back as one capture
 /// with no seam at the pieces' edges. Every per-window figure, the SLO
 /// scorecard and the findings equal the original bundle's.
