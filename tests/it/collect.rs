@@ -877,6 +877,10 @@ fn prometheus_mode_pushes_down_to_windows() {
             "{}",
             note.message
         );
+        assert_eq!(exported.bundle.pushdown_ms, Some(300_000));
+        assert_eq!(original.bundle.pushdown_ms, None);
+        let md = vllm_lens_core::render::markdown(&exported);
+        assert!(md.contains("pushed down to 300 s windows"), "{md}");
         assert_within_pushdown_tolerance(sample, &exported, &original);
     }
 }

@@ -726,6 +726,7 @@ fn bundle_info(loaded: &Loaded, meta: &BundleMeta, q: &Query<'_>) -> BundleInfo 
         end_ms: end,
         duration_ms: start.zip(end).map(|(a, b)| b - a),
         scrape_interval_ms: intervals.get(intervals.len() / 2).copied(),
+        pushdown_ms: loaded.pushdown_ms,
         targets: store
             .targets()
             .iter()

@@ -77,6 +77,12 @@ pub struct BundleInfo {
     pub duration_ms: Option<i64>,
     /// Usual scrape interval (median over targets), ms.
     pub scrape_interval_ms: Option<i64>,
+    /// The window width of a pushdown export (`collect.sh --window`), ms:
+    /// the figures come from per-window statistics Prometheus computed,
+    /// not from every scrape, and `scrape_interval_ms` is that width.
+    /// Absent for scrapes and raw exports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pushdown_ms: Option<i64>,
     /// Every target.
     pub targets: Vec<TargetInfo>,
 }

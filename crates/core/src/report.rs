@@ -26,10 +26,11 @@ pub fn to_text(r: &Report) -> String {
         "  {} from {}, {}; vLLM {}, model {}, {}",
         b.duration_ms.map_or("?".into(), format_duration),
         b.start_ms.map_or("?".into(), format_rfc3339),
-        b.scrape_interval_ms.map_or("?".into(), |ms| format!(
-            "every {:.0} s",
-            ms as f64 / 1000.0
-        )),
+        match (b.pushdown_ms, b.scrape_interval_ms) {
+            (Some(ms), _) => format!("pushed down to {:.0} s windows", ms as f64 / 1000.0),
+            (None, Some(ms)) => format!("every {:.0} s", ms as f64 / 1000.0),
+            (None, None) => "?".into(),
+        },
         d.version_text(),
         d.model.as_deref().unwrap_or("?"),
         d.hardware(),

@@ -108,7 +108,11 @@ fn header(r: &Report) -> Markup {
                     }
                 }
                 dt { "Duration" } dd { (b.duration_ms.map_or("—".into(), format_duration)) }
-                dt { "Scrape interval" } dd { (b.scrape_interval_ms.map_or("—".into(), |ms| format!("{} s", num(ms as f64 / 1000.0)))) }
+                @if let Some(ms) = b.pushdown_ms {
+                    dt { "Resolution" } dd { "pushed down to " (num(ms as f64 / 1000.0)) " s windows (a Prometheus export)" }
+                } @else {
+                    dt { "Scrape interval" } dd { (b.scrape_interval_ms.map_or("—".into(), |ms| format!("{} s", num(ms as f64 / 1000.0)))) }
+                }
                 dt { "Targets" } dd {
                     @for (i, t) in b.targets.iter().enumerate() {
                         @if i > 0 { ", " }

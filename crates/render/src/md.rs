@@ -100,12 +100,18 @@ pub fn render(r: &Report) -> String {
     let _ = writeln!(o, "**{}**\n", escape(&r.verdict.headline));
     let captured = match (b.start_ms, b.end_ms) {
         (Some(a), Some(z)) => format!(
-            "{} → {} ({}), every {} s",
+            "{} → {} ({}), {}",
             format_rfc3339(a),
             format_rfc3339(z),
             format_duration(z - a),
-            b.scrape_interval_ms
-                .map_or("?".into(), |ms| num(ms as f64 / 1000.0))
+            match b.pushdown_ms {
+                Some(ms) => format!("pushed down to {} s windows", num(ms as f64 / 1000.0)),
+                None => format!(
+                    "every {} s",
+                    b.scrape_interval_ms
+                        .map_or("?".into(), |ms| num(ms as f64 / 1000.0))
+                ),
+            }
         ),
         _ => "time unknown".into(),
     };
