@@ -408,6 +408,25 @@ if [ -n "$PROM" ]; then
             printf 'collect.sh: %s of %s pieces (%s0 %%)\n' "$(( done_n + failed ))" "$total" "$pct" >&2
         fi
     }
+    # kept FILE TIME: an answer that came is in the bundle (recorded at
+    # TIME), or dropped when it holds no series.
+    kept() {
+        if grep -q '"result":\[\]' "$WORK/$1"; then
+            empty=$(( empty + 1 )); rm -f "$WORK/$1"
+        else
+            printf 'prometheus\037%s\0371\037%s\037\n' "$2" "$1" >>"$SCRAPES"
+        fi
+        done_n=$(( done_n + 1 ))
+    }
+    # instances SEL FROM_MS TO_MS: the instances of the series SEL matches
+    # in that time (the series API reads the index, not the samples).
+    instances() {
+        curl -sS --max-time "$PROM_TIMEOUT" -G "${PROM%/}/api/v1/series" \
+            --data-urlencode "match[]={$1}" \
+            --data-urlencode "start=$(api_time "$2")" --data-urlencode "end=$(api_time "$3")" \
+            -o "$TMP/inst.json" 2>>"$TMP/curl.err" || : >"$TMP/inst.json"
+        grep -o '"instance":"[^"]*"' "$TMP/inst.json" | sed 's/^"instance":"//; s/"$//' | sort -u
+    }
     if [ -n "$WINDOW" ]; then
         # Pushdown: per metric name and piece of at most 11,000 windows, one
         # query_range at each window's last millisecond (windows aligned to
@@ -521,11 +540,7 @@ if [ -n "$PROM" ]; then
                         total=$(( total + 1 )); halved=$(( halved + 1 ))
                         continue
                     elif [ -z "$pinst" ]; then
-                        curl -sS --max-time "$PROM_TIMEOUT" -G "${PROM%/}/api/v1/series" \
-                            --data-urlencode "match[]={$sel}" \
-                            --data-urlencode "start=$(api_time $(( te0 - w_ms )))" --data-urlencode "end=$(api_time "$te1")" \
-                            -o "$TMP/inst.json" 2>>"$TMP/curl.err" || : >"$TMP/inst.json"
-                        insts=$(grep -o '"instance":"[^"]*"' "$TMP/inst.json" | sed 's/^"instance":"//; s/"$//' | sort -u)
+                        insts=$(instances "$sel" $(( te0 - w_ms )) "$te1")
                         k=0
                         for i in $insts; do
                             work="$p0:$p1:$i $work"
@@ -540,13 +555,7 @@ if [ -n "$PROM" ]; then
                     printf '%s' "over the sample limit even for one window of one instance; raise --query.max-samples" >"$WORK/$file"
                 fi
                 case "$outcome" in
-                    ok)
-                        if grep -q '"result":\[\]' "$WORK/$file"; then
-                            empty=$(( empty + 1 )); rm -f "$WORK/$file"
-                        else
-                            printf 'prometheus\037%s\0371\037%s\037\n' "$te1" "$file" >>"$SCRAPES"
-                        fi
-                        done_n=$(( done_n + 1 )) ;;
+                    ok) kept "$file" "$te1" ;;
                     *)
                         failed=$(( failed + 1 ))
                         why=$(head -c 300 "$WORK/$file" 2>/dev/null | tr '\n\t\037' '   ')
@@ -610,13 +619,7 @@ if [ -n "$PROM" ]; then
                 fi
             done
             case "$outcome" in
-                ok)
-                    if grep -q '"result":\[\]' "$WORK/$file"; then
-                        empty=$(( empty + 1 )); rm -f "$WORK/$file"
-                    else
-                        printf 'prometheus\037%s\0371\037%s\037\n' "$pend" "$file" >>"$SCRAPES"
-                    fi
-                    done_n=$(( done_n + 1 )) ;;
+                ok) kept "$file" "$pend" ;;
                 split)
                     rm -f "$WORK/$file"
                     if [ $(( pend - pfrom )) -gt $(( step_s * 1000 )) ]; then
@@ -628,11 +631,7 @@ if [ -n "$PROM" ]; then
                         # One step of every series is still too much: one
                         # instance at a time (the series API reads the
                         # index, not the samples).
-                        curl -sS --max-time "$PROM_TIMEOUT" -G "${PROM%/}/api/v1/series" \
-                            --data-urlencode "match[]={$sel}" \
-                            --data-urlencode "start=$(api_time "$pfrom")" --data-urlencode "end=$(api_time "$pend")" \
-                            -o "$TMP/inst.json" 2>>"$TMP/curl.err" || : >"$TMP/inst.json"
-                        insts=$(grep -o '"instance":"[^"]*"' "$TMP/inst.json" | sed 's/^"instance":"//; s/"$//' | sort -u)
+                        insts=$(instances "$sel" "$pfrom" "$pend")
                         n=0
                         for i in $insts; do
                             printf '%s\037%s\037%s\037%s\037%s\n' "$gname" "$gre" "$pfrom" "$pend" "$i" >>"$NEXT"

@@ -422,41 +422,22 @@ fn assert_same_figures(
     }
 }
 
-/// Where two JSON values first differ (numbers to 1e-12 relative): the
-/// path and both values.
+/// The message of a report's data-quality note of `kind`, if any.
+fn note_of<'r>(r: &'r vllm_lens_core::analysis::Report, kind: &str) -> Option<&'r str> {
+    r.data_quality
+        .notes
+        .iter()
+        .find(|n| n.kind.as_str() == kind)
+        .map(|n| n.message.as_str())
+}
+
+/// Where two JSON values first differ (numbers to 1e-12 relative: the
+/// same figures summed over series in another order differ in the last
+/// bits): the path and both values.
 fn first_difference(a: &serde_json::Value, b: &serde_json::Value, path: &str) -> Option<String> {
-    use serde_json::Value as V;
-    match (a, b) {
-        (V::Object(x), V::Object(y)) => {
-            for k in x.keys().chain(y.keys()) {
-                let (p, q) = (x.get(k).unwrap_or(&V::Null), y.get(k).unwrap_or(&V::Null));
-                if let Some(d) = first_difference(p, q, &format!("{path}.{k}")) {
-                    return Some(d);
-                }
-            }
-            None
-        }
-        (V::Array(x), V::Array(y)) if x.len() == y.len() => x
-            .iter()
-            .zip(y)
-            .enumerate()
-            .find_map(|(i, (p, q))| first_difference(p, q, &format!("{path}[{i}]"))),
-        _ if a == b => None,
-        // The same figures summed over series in another order: equal to
-        // the last bits.
-        (V::Number(x), V::Number(y))
-            if x.as_f64()
-                .zip(y.as_f64())
-                .is_some_and(|(x, y)| (x - y).abs() <= 1e-12 * x.abs().max(y.abs())) =>
-        {
-            None
-        }
-        _ => Some(format!(
-            "{path}: export {} vs original {}",
-            &a.to_string().chars().take(300).collect::<String>(),
-            &b.to_string().chars().take(300).collect::<String>()
-        )),
-    }
+    let mut out = Vec::new();
+    differences(a, b, path, 1e-12, &mut out);
+    out.into_iter().next()
 }
 
 /// Every string equal to a key of `renames` (a replica's name) replaced.
@@ -630,24 +611,9 @@ fn prometheus_mode_exports_the_raw_samples() {
         };
         assert!(stderr.contains("collect.sh: exporting"), "{stderr}");
         // The report says where its data came from, and what that lacks.
-        let source = exported
-            .data_quality
-            .notes
-            .iter()
-            .find(|n| n.kind.as_str() == "prometheus_export")
-            .expect("a prometheus_export note");
-        assert!(
-            source.message.contains("no HELP or TYPE"),
-            "{}",
-            source.message
-        );
-        assert!(
-            !original
-                .data_quality
-                .notes
-                .iter()
-                .any(|n| n.kind.as_str() == "prometheus_export")
-        );
+        let source = note_of(&exported, "prometheus_export").expect("a prometheus_export note");
+        assert!(source.contains("no HELP or TYPE"), "{source}");
+        assert!(note_of(&original, "prometheus_export").is_none());
         assert_same_figures(sample, &exported, &original);
         let ids = |r: &vllm_lens_core::analysis::Report| -> Vec<String> {
             r.analyses
@@ -866,17 +832,8 @@ fn prometheus_mode_pushes_down_to_windows() {
         );
         let (exported, stderr) = exports.remove(0);
         assert!(stderr.contains("pushdown at 300s"), "{stderr}");
-        let note = exported
-            .data_quality
-            .notes
-            .iter()
-            .find(|n| n.kind.as_str() == "pushdown")
-            .expect("a pushdown note");
-        assert!(
-            note.message.contains("pushed down at 5m"),
-            "{}",
-            note.message
-        );
+        let note = note_of(&exported, "pushdown").expect("a pushdown note");
+        assert!(note.contains("pushed down at 5m"), "{note}");
         assert_eq!(exported.bundle.pushdown_ms, Some(300_000));
         assert_eq!(original.bundle.pushdown_ms, None);
         let md = vllm_lens_core::render::markdown(&exported);

@@ -176,7 +176,7 @@ pub fn analyse(
     // A pushdown export holds whole windows of its own width: the report's
     // windows are made of them (a multiple of that width, rounded up).
     let requested_window_ms = settings.window_ms;
-    let settings = &match loaded.pushdown_ms {
+    let settings = &match loaded.store.pushed_width_ms() {
         Some(p) if p > 0 && settings.window_ms % p != 0 => Settings {
             window_ms: (settings.window_ms / p + 1) * p,
             ..*settings
@@ -726,7 +726,7 @@ fn bundle_info(loaded: &Loaded, meta: &BundleMeta, q: &Query<'_>) -> BundleInfo 
         end_ms: end,
         duration_ms: start.zip(end).map(|(a, b)| b - a),
         scrape_interval_ms: intervals.get(intervals.len() / 2).copied(),
-        pushdown_ms: loaded.pushdown_ms,
+        pushdown_ms: loaded.store.pushed_width_ms(),
         targets: store
             .targets()
             .iter()

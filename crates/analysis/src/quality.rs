@@ -76,7 +76,7 @@ pub(crate) fn data_quality(
             ),
         ));
     }
-    if let Some(p) = loaded.pushdown_ms {
+    if let Some(p) = loaded.store.pushed_width_ms() {
         let width = q.grid().width_ms;
         let raised = if width != requested_window_ms {
             format!(

@@ -222,7 +222,7 @@ fn main() {
         drop(under);
         // 4. The whole pipeline, in a child for its own peak RSS.
         let f = e2e_child(path);
-        let (e2e_s, rss_kib, points, store_bytes, html_bytes) = (f[0], f[1], f[2], f[3], f[4]);
+        let (e2e_s, points) = (f[0], f[2]);
         let dir = std::env::temp_dir().join(format!("vllm-lens-bench-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("temp dir");
@@ -232,10 +232,7 @@ fn main() {
         let prom = promtool(path, &dir);
         let _ = std::fs::remove_dir_all(&dir);
 
-        let name = Path::new(path)
-            .file_name()
-            .map_or(path.clone(), |n| n.to_string_lossy().into_owned());
-        println!("\n### {name}\n");
+        print_heading(path);
         println!(
             "{:.1} MB zipped, {:.1} MB of text in {} files, {} lines, {} samples, {} stored points\n",
             bytes.len() as f64 / 1e6,
@@ -285,18 +282,32 @@ fn main() {
                 "| promtool backfill + queries | not run (apt-get install prometheus) | | |"
             ),
         }
-        println!(
-            "\nEnd to end: load (inflate, parse, store) {:.2} s, analyse {:.2} s, render {:.2} s.\npeak RSS {:.0} MiB; store {:.1} MiB, {:.1} bytes per stored point; HTML {:.2} MB; end to end = {:.1}× inflate + line scan.",
-            f[5],
-            f[6],
-            f[7],
-            rss_kib / 1024.0,
-            store_bytes / 1048576.0,
-            store_bytes / points.max(1.0),
-            html_bytes / 1e6,
-            e2e_s / inflate_scan
-        );
+        print_e2e_split(&f, inflate_scan);
     }
+}
+
+/// The end-to-end child's figures (`e2e`'s line) split into its stages,
+/// against the machine's limit (`limit_s`).
+fn print_e2e_split(f: &[f64], limit_s: f64) {
+    println!(
+        "\nEnd to end: load (inflate, parse, store) {:.2} s, analyse {:.2} s, render {:.2} s.\npeak RSS {:.0} MiB; store {:.1} MiB, {:.1} bytes per stored point; HTML {:.2} MB; end to end = {:.1}× inflate + line scan.",
+        f[5],
+        f[6],
+        f[7],
+        f[1] / 1024.0,
+        f[3] / 1048576.0,
+        f[3] / f[2].max(1.0),
+        f[4] / 1e6,
+        f[0] / limit_s
+    );
+}
+
+/// The heading of one bundle's table: its file name.
+fn print_heading(path: &str) {
+    let name = Path::new(path)
+        .file_name()
+        .map_or(path.to_string(), |n| n.to_string_lossy().into_owned());
+    println!("\n### {name}\n");
 }
 
 /// Above this much text the peers are not run: each holds the whole text
@@ -364,10 +375,7 @@ fn large(path: &str, bytes: &[u8]) {
         parse += t.elapsed().as_secs_f64();
     }
     let f = e2e_child(path);
-    let name = Path::new(path)
-        .file_name()
-        .map_or(path.to_string(), |n| n.to_string_lossy().into_owned());
-    println!("\n### {name}\n");
+    print_heading(path);
     println!(
         "{:.1} MB zipped, {:.1} MB of text in {files} files, {lines} lines, {samples} samples, {} stored points (read streaming: the peers, which hold the whole text, are not run above {} GiB)\n",
         bytes.len() as f64 / 1e6,
@@ -393,17 +401,7 @@ fn large(path: &str, bytes: &[u8]) {
             f[0],
             mb_s(text, f[0])
         );
-        println!(
-            "\nEnd to end: load (inflate, parse, store) {:.2} s, analyse {:.2} s, render {:.2} s.\npeak RSS {:.0} MiB; store {:.1} MiB, {:.1} bytes per stored point; HTML {:.2} MB; end to end = {:.1}× inflate + line scan.",
-            f[5],
-            f[6],
-            f[7],
-            f[1] / 1024.0,
-            f[3] / 1048576.0,
-            f[3] / f[2].max(1.0),
-            f[4] / 1e6,
-            f[0] / limit
-        );
+        print_e2e_split(&f, limit);
     } else {
         println!("| vllm-lens end to end | failed (above) | |");
     }

@@ -120,10 +120,6 @@ pub struct Loaded {
     /// Files that were Prometheus HTTP API answers (an export from
     /// Prometheus rather than scrapes).
     pub api_answers: usize,
-    /// The window width of a pushdown export (`collect.sh --window`), ms:
-    /// gauges come as per-window statistics computed by Prometheus and
-    /// counters as their last value per window. `None` for raw samples.
-    pub pushdown_ms: Option<i64>,
 }
 
 /// Reads a bundle. Fails only when nothing in it can be used; every smaller
@@ -206,7 +202,6 @@ pub fn load(input: Input<'_>, options: &Options) -> Result<Loaded, Error> {
         bytes_read,
         ..
     } = ingest;
-    let pushdown_ms = store.pushed_width_ms();
     Ok(Loaded {
         store,
         diagnostics,
@@ -217,7 +212,6 @@ pub fn load(input: Input<'_>, options: &Options) -> Result<Loaded, Error> {
         bytes_read,
         time_sources,
         api_answers,
-        pushdown_ms,
     })
 }
 

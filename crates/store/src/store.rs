@@ -437,6 +437,7 @@ pub struct Store {
     dropped_samples: u64,
     non_finite: u64,
     points: u64,
+    pushed_width: Option<i64>,
 }
 
 impl Store {
@@ -577,10 +578,15 @@ impl Store {
         out
     }
 
-    /// The width of the windows of a pushdown export, ms: the smallest step
-    /// between two pushed-down statistics of one series. `None` when the
-    /// bundle holds raw points only.
+    /// The width of the windows of a pushdown export, ms (after
+    /// [`Store::finish`]): the smallest step between two pushed-down
+    /// statistics of one series. `None` when the bundle holds raw points
+    /// only.
     pub fn pushed_width_ms(&self) -> Option<i64> {
+        self.pushed_width
+    }
+
+    fn find_pushed_width(&self) -> Option<i64> {
         self.series
             .iter()
             .filter_map(|s| s.pushed.as_deref())
@@ -702,7 +708,8 @@ impl Store {
     /// scrape records and releases slack capacity. Call once after ingest.
     pub fn finish(&mut self) {
         let mut dropped = 0u64;
-        let width = self.pushed_width_ms();
+        let width = self.find_pushed_width();
+        self.pushed_width = width;
         for series in &mut self.series {
             // Points moved to a time a raw sample of a pushdown export also
             // has: the same sample twice, not a duplicate to report.
