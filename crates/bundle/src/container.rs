@@ -2,9 +2,10 @@
 //! loose files, a single file; `.gz` members inside any of them. Listing is
 //! cheap; contents are read one member at a time under the [`Limits`].
 
-use std::io::{Cursor, Read};
+use std::io::{Cursor, Read, Seek};
 
 use flate2::read::MultiGzDecoder;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ErrorKind};
 use crate::limits::Limits;
@@ -61,6 +62,12 @@ impl FileSource for MemoryFiles {
     }
 }
 
+/// Anything a zip can be read from: bytes in memory, a file, or (in the
+/// page) a reader over a buffer the browser holds.
+pub trait ReadSeek: Read + Seek {}
+
+impl<T: Read + Seek> ReadSeek for T {}
+
 /// What a bundle is made of.
 pub enum Input<'a> {
     /// One file's bytes: a zip, tar, tar.gz, a gzipped scrape or a scrape.
@@ -75,10 +82,19 @@ pub enum Input<'a> {
     },
     /// Loose files or a folder.
     Files(&'a mut dyn FileSource),
+    /// A zip archive read through `reader`, which need not hold it in
+    /// memory: members are read one at a time as they are asked for.
+    Zip {
+        /// The archive's name (for messages).
+        name: &'a str,
+        /// The archive.
+        reader: Box<dyn ReadSeek + 'a>,
+    },
 }
 
 /// The kind of container found.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ContainerKind {
     /// A zip archive.
     Zip,
@@ -106,7 +122,7 @@ impl ContainerKind {
 }
 
 /// One member as listed.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Member {
     /// Path inside the bundle.
     pub path: String,
@@ -124,7 +140,7 @@ pub struct Member {
 }
 
 pub(crate) enum Opened<'a> {
-    Zip(Box<zip::ZipArchive<Cursor<&'a [u8]>>>),
+    Zip(Box<zip::ZipArchive<Box<dyn ReadSeek + 'a>>>),
     Tar { bytes: &'a [u8], gz: bool },
     Files(&'a mut dyn FileSource),
     Single { bytes: &'a [u8] },
@@ -190,13 +206,14 @@ impl<'a> Container<'a> {
                     prefetched: Vec::new(),
                 })
             }
+            Input::Zip { name, reader } => open_zip(name, reader, limits),
             Input::Bytes {
                 name,
                 bytes,
                 mtime_ms,
             } => {
                 if is_zip(bytes) {
-                    return open_zip(name, bytes, limits);
+                    return open_zip(name, Box::new(Cursor::new(bytes)), limits);
                 }
                 let gz_tar = is_gzip(bytes) && {
                     let mut head = Vec::new();
@@ -423,6 +440,55 @@ impl<'a> Container<'a> {
     }
 }
 
+/// A container as listed: what [`crate::Loader::new`] plans from. It
+/// serialises, so that a shell can list a bundle in one place and plan and
+/// parse it in another.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Listing {
+    /// The bundle's name.
+    pub name: String,
+    /// What it is.
+    pub kind: ContainerKind,
+    /// Its members, folders included, in the container's order.
+    pub members: Vec<Member>,
+}
+
+/// The reading half of [`crate::load`]: opens a container, lists it, and
+/// reads members (decompressed, `.gz` unwrapped, under the [`Limits`]) in
+/// the order a [`crate::Loader`] asks. A shell may run the two halves
+/// apart: the page inflates in one Web Worker while another parses.
+pub struct Archive<'a>(Container<'a>);
+
+impl<'a> Archive<'a> {
+    /// Opens and lists `input`; fails on a damaged archive or one over the
+    /// limits.
+    pub fn open(input: Input<'a>, limits: Limits) -> Result<Archive<'a>, Error> {
+        Container::open(input, limits).map(Archive)
+    }
+
+    /// The members, for [`crate::Loader::new`].
+    pub fn listing(&self) -> Listing {
+        Listing {
+            name: self.0.name.clone(),
+            kind: self.0.kind,
+            members: self.0.members.clone(),
+        }
+    }
+
+    /// Reads the members `order` names (indices into the listing), handing
+    /// each one's bytes, or why it could not be read, to `f`. A tar is read
+    /// in its own order whatever `order` says, in one pass; a zip, loose
+    /// files and a single file in `order`, one member at a time. An error
+    /// (the bundle over its size limit, a damaged tar) stops the reading.
+    pub fn read(
+        &mut self,
+        order: &[usize],
+        f: &mut dyn FnMut(usize, Result<Vec<u8>, String>) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        self.0.read_members(order, f)
+    }
+}
+
 /// Counts bytes against the total limit and unwraps `.gz` members.
 fn account(
     path: &str,
@@ -458,8 +524,12 @@ fn account(
     Ok(Ok(bytes))
 }
 
-fn open_zip<'a>(name: &str, bytes: &'a [u8], limits: Limits) -> Result<Container<'a>, Error> {
-    let archive = zip::ZipArchive::new(Cursor::new(bytes)).map_err(|e| corrupt(name, e))?;
+fn open_zip<'a>(
+    name: &str,
+    reader: Box<dyn ReadSeek + 'a>,
+    limits: Limits,
+) -> Result<Container<'a>, Error> {
+    let archive = zip::ZipArchive::new(reader).map_err(|e| corrupt(name, e))?;
     check_count(archive.len(), &limits)?;
     let mut members = Vec::with_capacity(archive.len());
     let mut declared_total = 0u64;

@@ -3,6 +3,7 @@
 //! dcgm-exporter names, or exposition text; a file with no time in its
 //! name takes its samples' timestamps, else its modification time.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use vllm_lens_store::{ScrapeRecord, Store, TargetId, TargetKind};
@@ -15,9 +16,11 @@ use crate::plan::Planned;
 use crate::sniff::{Content, exposition_kind, sniff};
 
 /// What reading the files built and noticed.
-pub(crate) struct Ingest<'m> {
+pub(crate) struct Ingest {
     pub store: Store,
-    pub manifest: Option<&'m Manifest>,
+    /// Shared with the reconciling stage, which reads it while it adds
+    /// targets.
+    pub manifest: Option<std::sync::Arc<Manifest>>,
     pub delay_ms: i64,
     /// Target name → (id, kind).
     pub targets: BTreeMap<String, (TargetId, TargetKind)>,
@@ -35,9 +38,9 @@ pub(crate) struct Ingest<'m> {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-impl<'m> Ingest<'m> {
+impl Ingest {
     /// Reads one planned file (`bytes`, or why it could not be read).
-    pub fn file(&mut self, plan: &Planned, member: &Member, bytes: Result<Vec<u8>, String>) {
+    pub fn file(&mut self, plan: &Planned, member: &Member, bytes: Result<&[u8], String>) {
         let path = plan.path.as_str();
         let bytes = match bytes {
             Ok(b) => b,
@@ -53,7 +56,7 @@ impl<'m> Ingest<'m> {
             }
         };
         self.bytes_read += bytes.len() as u64;
-        let content = sniff(&bytes);
+        let content = sniff(bytes);
         if let Content::Binary(what) = content {
             self.note(
                 path,
@@ -96,7 +99,7 @@ impl<'m> Ingest<'m> {
                 for note in converted.notes {
                     self.note(path, None, Severity::Warning, "gpu_dump", note);
                 }
-                (converted.text, TargetKind::Dcgm)
+                (Cow::Owned(converted.text), TargetKind::Dcgm)
             }
         };
         self.exposition(plan, member, &text, kind, time);
@@ -185,7 +188,7 @@ impl<'m> Ingest<'m> {
             .target
             .as_deref()
             .filter(|_| plan.place.manifest_target)
-            .and_then(|t| self.manifest.and_then(|m| m.target(t)))
+            .and_then(|t| self.manifest.as_deref().and_then(|m| m.target(t)))
             .and_then(|t| t.kind.as_deref())
             .and_then(kind_from_str);
         let kind = manifest_kind.unwrap_or(kind);
@@ -296,7 +299,7 @@ impl<'m> Ingest<'m> {
             }
         }
         let mut labels: Vec<(String, String)> = Vec::new();
-        if let Some(t) = self.manifest.and_then(|m| m.target(&name)) {
+        if let Some(t) = self.manifest.as_deref().and_then(|m| m.target(&name)) {
             for (k, v) in [
                 ("job", &t.job),
                 ("instance", &t.instance),
@@ -337,15 +340,12 @@ fn dump_has_times(kind: Content, text: &str) -> bool {
 
 /// The member as text: a BOM dropped, invalid UTF-8 replaced (reported with
 /// the line of the first bad byte).
-fn decode_text(path: &str, mut bytes: Vec<u8>, diagnostics: &mut Vec<Diagnostic>) -> String {
-    if bytes.starts_with(b"\xef\xbb\xbf") {
-        bytes.drain(..3);
-    }
-    match String::from_utf8(bytes) {
-        Ok(s) => s,
+fn decode_text<'b>(path: &str, bytes: &'b [u8], diagnostics: &mut Vec<Diagnostic>) -> Cow<'b, str> {
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+    match std::str::from_utf8(bytes) {
+        Ok(s) => Cow::Borrowed(s),
         Err(e) => {
-            let valid = e.utf8_error().valid_up_to();
-            let bytes = e.into_bytes();
+            let valid = e.valid_up_to();
             let line = bytes[..valid].iter().filter(|&&b| b == b'\n').count() as u32 + 1;
             diagnostics.push(diag(
                 path,
@@ -354,7 +354,7 @@ fn decode_text(path: &str, mut bytes: Vec<u8>, diagnostics: &mut Vec<Diagnostic>
                 "invalid_utf8",
                 "bytes that are not UTF-8 were replaced by U+FFFD".into(),
             ));
-            String::from_utf8_lossy(&bytes).into_owned()
+            Cow::Owned(String::from_utf8_lossy(bytes).into_owned())
         }
     }
 }

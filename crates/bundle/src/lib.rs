@@ -13,7 +13,10 @@ warning) from modification times. The format is documented in
 # Brief overview
 
 * [`load`] reads an [`Input`] under [`Options`] into a [`Loaded`] bundle:
-  the store, the [`Manifest`], and a [`Diagnostic`] per problem.
+  the store, the [`Manifest`], and a [`Diagnostic`] per problem. It is two
+  halves that a shell may also run apart (the page does, in two Web
+  Workers): an [`Archive`] lists and inflates members, a [`Loader`] plans
+  the [`Listing`], parses each member's bytes and puts the store together.
 * [`Error`] is returned only when nothing can be used: a damaged archive, a
   zip bomb, a bundle without scrapes, scrapes that cannot be put in order.
 * [`Limits`] bound memory: total inflated size, compression ratio per
@@ -51,10 +54,12 @@ mod prom_api;
 mod reconcile;
 mod sniff;
 
-pub use container::{ContainerKind, FileInfo, FileSource, Input, MemoryFiles};
+pub use container::{
+    Archive, ContainerKind, FileInfo, FileSource, Input, Listing, Member, MemoryFiles, ReadSeek,
+};
 pub use error::{Error, ErrorKind, human_bytes};
 pub use limits::Limits;
-pub use load::{Diagnostic, Loaded, Options, Severity, TimeSource, load};
+pub use load::{Diagnostic, Loaded, Loader, Options, Severity, TimeSource, load};
 pub use manifest::{
     Capture, Environment, MANIFEST_VERSION, Manifest, ManifestScrape, ManifestTarget,
 };

@@ -5,11 +5,13 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
+use std::sync::Arc;
 
 use serde::Serialize;
 use vllm_lens_store::{Store, TargetKind};
 
-use crate::container::{Container, ContainerKind, Input};
+use crate::container::ContainerKind;
+use crate::container::{Archive, Input, Listing};
 use crate::error::Error;
 use crate::ingest::Ingest;
 use crate::limits::Limits;
@@ -123,135 +125,242 @@ pub struct Loaded {
 }
 
 /// Reads a bundle. Fails only when nothing in it can be used; every smaller
-/// problem becomes a [`Diagnostic`] and the rest is read. Three stages:
-/// plan (paths and manifest → targets and times, `plan.rs`), ingest (bytes
-/// → store, `ingest.rs`), reconcile (manifest, untimed files, outliers,
-/// `reconcile.rs`).
+/// problem becomes a [`Diagnostic`] and the rest is read. The two halves
+/// of a load, here in one loop: an [`Archive`] lists and inflates, a
+/// [`Loader`] plans (paths and manifest → targets and times, `plan.rs`),
+/// ingests (bytes → store, `ingest.rs`) and reconciles (manifest, untimed
+/// files, outliers, `reconcile.rs`).
 pub fn load(input: Input<'_>, options: &Options) -> Result<Loaded, Error> {
-    let mut container = Container::open(input, options.limits)?;
-    let bundle_name = container.name.clone();
-    let files: Vec<usize> = (0..container.members.len())
-        .filter(|&i| !container.members[i].dir)
-        .collect();
-    let members = container.members.clone();
-    let root = common_root(files.iter().map(|&i| members[i].path.as_str()));
-    let mut diagnostics: Vec<Diagnostic> = Vec::new();
-    let manifest = read_manifest(&mut container, &files, &root, &mut diagnostics)?;
-    let delay_ms = manifest
-        .as_ref()
-        .and_then(|m| m.capture.as_ref())
-        .and_then(|c| {
-            c.dmon_delay_ms
-                .or(c.interval_s.map(|s| (s * 1000.0) as i64))
-        })
-        .filter(|&d| d > 0)
-        .unwrap_or(options.dmon_delay_ms);
-
-    let plan = Plan::new(
-        files.iter().map(|&i| (i, members[i].path.as_str())),
-        &root,
-        manifest.as_ref(),
-        &mut diagnostics,
-    );
-    let order: Vec<usize> = plan.files.iter().map(|p| p.index).collect();
-    let plan_of: BTreeMap<usize, usize> = plan
-        .files
-        .iter()
-        .enumerate()
-        .map(|(k, p)| (p.index, k))
-        .collect();
-    let mut ingest = Ingest {
-        store: Store::with_limits(vllm_lens_store::Limits {
-            max_series: options.limits.max_series,
-        }),
-        manifest: manifest.as_ref(),
-        delay_ms,
-        targets: BTreeMap::new(),
-        per_target: plan.per_target(),
-        time_sources: BTreeMap::new(),
-        untimed: Vec::new(),
-        mtime_times: BTreeMap::new(),
-        scrape_files: 0,
-        api_answers: 0,
-        bytes_read: 0,
-        diagnostics,
-    };
-    container.read_members(&order, &mut |index, bytes| {
-        if let Some(&k) = plan_of.get(&index) {
-            ingest.file(&plan.files[k], &members[index], bytes);
-        }
+    let mut archive = Archive::open(input, options.limits)?;
+    let mut loader = Loader::new(archive.listing(), options);
+    if let Some(m) = loader.manifest_member() {
+        let mut read = None;
+        archive.read(&[m], &mut |_, bytes| {
+            read = Some(bytes);
+            Ok(())
+        })?;
+        loader.manifest(read.unwrap_or_else(|| Err("cannot be read".into())));
+    }
+    let order = loader.order();
+    archive.read(&order, &mut |index, bytes| {
+        loader.file(index, bytes.as_deref().map_err(Clone::clone));
         Ok(())
     })?;
-
-    if manifest.is_some() {
-        // A set: a day's manifest lists tens of thousands of files.
-        let mut paths: HashSet<String> = HashSet::new();
-        for &i in &files {
-            paths.insert(members[i].path[root.len()..].to_string());
-            paths.insert(members[i].path.clone());
-        }
-        ingest.reconcile_manifest(&paths);
-    }
-    ingest.reconcile_times(&members, files.len(), plan.looked_at, &bundle_name)?;
-    let Ingest {
-        store,
-        diagnostics,
-        time_sources,
-        scrape_files,
-        api_answers,
-        bytes_read,
-        ..
-    } = ingest;
-    Ok(Loaded {
-        store,
-        diagnostics,
-        manifest,
-        container: container.kind,
-        files: files.len(),
-        scrape_files,
-        bytes_read,
-        time_sources,
-        api_answers,
-    })
+    loader.finish()
 }
 
-/// Reads `manifest.json` at the bundle's root, when there is one; a bad
-/// one is a diagnostic and the bundle is read without it.
-fn read_manifest(
-    container: &mut Container<'_>,
-    files: &[usize],
-    root: &str,
-    diagnostics: &mut Vec<Diagnostic>,
-) -> Result<Option<Manifest>, Error> {
-    let Some(&mi) = files
-        .iter()
-        .find(|&&i| container.members[i].path.get(root.len()..) == Some("manifest.json"))
-    else {
-        return Ok(None);
-    };
-    let path = container.members[mi].path.clone();
-    let mut manifest = None;
-    container.read_members(&[mi], &mut |_, bytes| {
+/// The parsing half of [`load`]: plans a [`Listing`], takes each member's
+/// bytes as they come, and puts the store together. Its steps, in order:
+/// [`Loader::manifest_member`] (read that member first and hand it to
+/// [`Loader::manifest`]), [`Loader::order`] (the members to read, in the
+/// order to read them), [`Loader::file`] for each, [`Loader::finish`].
+/// Sans-IO: whoever holds the [`Archive`] reads the bytes, on this thread
+/// or another (the page's second Web Worker).
+pub struct Loader {
+    listing: Listing,
+    /// Indices of the listing's files (folders excluded).
+    files: Vec<usize>,
+    root: String,
+    manifest_member: Option<usize>,
+    dmon_delay_ms: i64,
+    max_series: usize,
+    /// Set by `order`.
+    stage: Option<Planned>,
+    diagnostics: Vec<Diagnostic>,
+    manifest: Option<Manifest>,
+}
+
+impl Loader {
+    /// A loader for the members `listing` names.
+    pub fn new(listing: Listing, options: &Options) -> Loader {
+        let files: Vec<usize> = (0..listing.members.len())
+            .filter(|&i| !listing.members[i].dir)
+            .collect();
+        let root = common_root(files.iter().map(|&i| listing.members[i].path.as_str()));
+        let manifest_member = files
+            .iter()
+            .copied()
+            .find(|&i| listing.members[i].path.get(root.len()..) == Some("manifest.json"));
+        Loader {
+            listing,
+            files,
+            root,
+            manifest_member,
+            dmon_delay_ms: options.dmon_delay_ms,
+            max_series: options.limits.max_series,
+            stage: None,
+            diagnostics: Vec::new(),
+            manifest: None,
+        }
+    }
+
+    /// The bundle's `manifest.json`, when it has one: read it before the
+    /// rest and hand it to [`Loader::manifest`].
+    pub fn manifest_member(&self) -> Option<usize> {
+        self.manifest_member
+    }
+
+    /// The manifest's bytes (or why they could not be read); a bad manifest
+    /// is a diagnostic and the bundle is read without it. Ignored once
+    /// [`Loader::order`] has planned.
+    pub fn manifest(&mut self, bytes: Result<Vec<u8>, String>) {
+        let Some(mi) = self.manifest_member.filter(|_| self.stage.is_none()) else {
+            return;
+        };
+        let path = &self.listing.members[mi].path;
         match bytes.map(|b| Manifest::parse(&b)) {
-            Ok(Ok(m)) => manifest = Some(m),
-            Ok(Err((line, e))) => diagnostics.push(diag(
-                &path,
+            Ok(Ok(m)) => self.manifest = Some(m),
+            Ok(Err((line, e))) => self.diagnostics.push(diag(
+                path,
                 Some(line),
                 Severity::Error,
                 "bad_manifest",
                 format!("manifest.json cannot be read ({e}); the bundle is read without it"),
             )),
-            Err(e) => diagnostics.push(diag(
-                &path,
+            Err(e) => self.diagnostics.push(diag(
+                path,
                 None,
                 Severity::Error,
                 "bad_manifest",
                 format!("manifest.json {e}"),
             )),
         }
-        Ok(())
-    })?;
-    Ok(manifest)
+    }
+
+    /// Plans (once) and returns the members to read, in reading order
+    /// (target, time, path).
+    pub fn order(&mut self) -> Vec<usize> {
+        self.planned().plan.files.iter().map(|f| f.index).collect()
+    }
+
+    fn planned(&mut self) -> &mut Planned {
+        let stage = match self.stage.take() {
+            Some(stage) => stage,
+            None => self.plan(),
+        };
+        self.stage.insert(stage)
+    }
+
+    fn plan(&mut self) -> Planned {
+        let members = &self.listing.members;
+        let plan = Plan::new(
+            self.files.iter().map(|&i| (i, members[i].path.as_str())),
+            &self.root,
+            self.manifest.as_ref(),
+            &mut self.diagnostics,
+        );
+        let plan_of = plan
+            .files
+            .iter()
+            .enumerate()
+            .map(|(k, p)| (p.index, k))
+            .collect();
+        let manifest = self.manifest.take().map(Arc::new);
+        let delay_ms = manifest
+            .as_ref()
+            .and_then(|m| m.capture.as_ref())
+            .and_then(|c| {
+                c.dmon_delay_ms
+                    .or(c.interval_s.map(|s| (s * 1000.0) as i64))
+            })
+            .filter(|&d| d > 0)
+            .unwrap_or(self.dmon_delay_ms);
+        let ingest = Ingest {
+            store: Store::with_limits(vllm_lens_store::Limits {
+                max_series: self.max_series,
+            }),
+            manifest,
+            delay_ms,
+            targets: BTreeMap::new(),
+            per_target: plan.per_target(),
+            time_sources: BTreeMap::new(),
+            untimed: Vec::new(),
+            mtime_times: BTreeMap::new(),
+            scrape_files: 0,
+            api_answers: 0,
+            bytes_read: 0,
+            diagnostics: std::mem::take(&mut self.diagnostics),
+        };
+        Planned {
+            plan,
+            plan_of,
+            ingest,
+        }
+    }
+
+    /// Reads member `index`'s bytes (or why they could not be read) into
+    /// the store. Members not in [`Loader::order`] are ignored; the order
+    /// given there is the order to keep (a tar's own order also does, as
+    /// it is the order [`Archive::read`] reads it in).
+    pub fn file(&mut self, index: usize, bytes: Result<&[u8], String>) {
+        let member = self.listing.members.get(index).cloned();
+        let Planned {
+            plan,
+            plan_of,
+            ingest,
+        } = self.planned();
+        if let (Some(&k), Some(member)) = (plan_of.get(&index), member) {
+            ingest.file(&plan.files[k], &member, bytes);
+        }
+    }
+
+    /// Puts the store together: reconciles with the manifest, places or
+    /// drops untimed files, finishes the series. Fails when nothing could
+    /// be read.
+    pub fn finish(mut self) -> Result<Loaded, Error> {
+        let Planned {
+            plan, mut ingest, ..
+        } = match self.stage.take() {
+            Some(stage) => stage,
+            None => self.plan(),
+        };
+        let Loader {
+            listing,
+            files,
+            root,
+            ..
+        } = self;
+        let members = &listing.members;
+        if ingest.manifest.is_some() {
+            // A set: a day's manifest lists tens of thousands of files.
+            let mut paths: HashSet<String> = HashSet::new();
+            for &i in &files {
+                paths.insert(members[i].path[root.len()..].to_string());
+                paths.insert(members[i].path.clone());
+            }
+            ingest.reconcile_manifest(&paths);
+        }
+        ingest.reconcile_times(members, files.len(), plan.looked_at, &listing.name)?;
+        let Ingest {
+            store,
+            diagnostics,
+            time_sources,
+            scrape_files,
+            api_answers,
+            bytes_read,
+            manifest,
+            ..
+        } = ingest;
+        Ok(Loaded {
+            store,
+            diagnostics,
+            manifest: manifest.map(|m| Arc::try_unwrap(m).unwrap_or_else(|m| (*m).clone())),
+            container: listing.kind,
+            files: files.len(),
+            scrape_files,
+            bytes_read,
+            time_sources,
+            api_answers,
+        })
+    }
+}
+
+/// A [`Loader`] once planned.
+struct Planned {
+    plan: Plan,
+    /// Member index → its place in the plan.
+    plan_of: BTreeMap<usize, usize>,
+    ingest: Ingest,
 }
 
 pub(crate) fn diag(

@@ -12,12 +12,14 @@ use crate::error::{Error, ErrorKind};
 use crate::ingest::Ingest;
 use crate::load::{Diagnostic, Severity, TimeSource, diag, kind_from_str};
 
-impl Ingest<'_> {
+impl Ingest {
     /// The manifest's failed scrapes become down scrapes of their target;
     /// files it lists that the bundle lacks are named. `paths`: every
     /// member's path, as listed and relative to the bundle's folder.
     pub fn reconcile_manifest(&mut self, paths: &HashSet<String>) {
-        let Some(m) = self.manifest else { return };
+        let Some(m) = self.manifest.clone() else {
+            return;
+        };
         for scrape in m.scrapes.iter().filter(|s| s.up == Some(0)) {
             let name = scrape.target.clone().unwrap_or_else(|| "unknown".into());
             let kind = m

@@ -70,8 +70,8 @@ pub use vllm_lens_analysis as analysis;
 pub use vllm_lens_analysis::time;
 pub use vllm_lens_bundle as bundle;
 pub use vllm_lens_bundle::{
-    Diagnostic, Error, ErrorKind, FileInfo, FileSource, Input, Limits, Loaded, MemoryFiles,
-    Options, Severity, load,
+    Archive, Diagnostic, Error, ErrorKind, FileInfo, FileSource, Input, Limits, Listing, Loaded,
+    Loader, MemoryFiles, Options, Severity, load,
 };
 pub use vllm_lens_catalog as catalog;
 pub use vllm_lens_expo as expo;
