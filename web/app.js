@@ -59,13 +59,20 @@
 
   function startWorker() {
     if (state.worker) state.worker.terminate();
+    if (state.inflater) state.inflater.terminate();
     // The worker script (the wasm-bindgen glue and web/worker.js, as
     // web/pack.mjs put them together) runs from a Blob: the page is one
-    // file, and works from file://.
+    // file, and works from file://. Two workers run it: the main one loads
+    // bundles and renders reports; the inflating one reads a dropped zip
+    // and inflates its members for the main one, on the second core
+    // (web/src/split.rs), over a channel of their own.
     const source = $('vllm-lens-worker').textContent;
     const url = URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
     const w = new Worker(url);
+    let inflater = null;
+    try { inflater = new Worker(url); } catch (_) { inflater = null; }
     URL.revokeObjectURL(url);
+    const channel = inflater ? new MessageChannel() : null;
     w.onmessage = onMessage;
     // A worker that failed after it was ready is started again; one that
     // cannot start at all is not (that would loop), and the page says so.
@@ -74,8 +81,22 @@
       if (state.ready) { startWorker(); } else { status('The analysis engine could not start in this browser.'); setState('error'); }
     };
     state.ready = false;
-    w.postMessage({ type: 'init', wasm: $('vllm-lens-wasm').textContent.trim() });
+    state.inflaterReady = false;
+    const wasm = $('vllm-lens-wasm').textContent.trim();
+    w.postMessage({ type: 'init', wasm, port: channel && channel.port1 }, channel ? [channel.port1] : []);
     state.worker = w;
+    state.inflater = inflater;
+    if (inflater) {
+      // Without it (it failed to start), zips are read here and loaded by
+      // the main worker alone, as other bundles are.
+      inflater.onmessage = (e) => { if (e.data.type === 'ready') state.inflaterReady = true; };
+      inflater.onerror = (e) => {
+        if (!state.inflaterReady) return;
+        showError(e.message || 'the analysis stopped unexpectedly', []);
+        startWorker();
+      };
+      inflater.postMessage({ type: 'init', role: 'inflater', wasm, port: channel.port2 }, [channel.port2]);
+    }
   }
 
   function showError(message, diagnostics) {
@@ -114,6 +135,7 @@
       state.rendered = { html: m.html, json: null, markdown: null };
       state.reports = (state.reports || 0) + 1;
       state.wasmBytes = m.wasmBytes;
+      state.inflaterBytes = m.inflaterBytes;
       state.loadMs = m.loadMs;
       state.digestBy = m.digestBy;
       state.analysisMs = m.ms;
@@ -129,6 +151,9 @@
       status(state.name + ': report ready in ' + secs.toFixed(2) + ' s (analysis ' + (m.ms / 1000).toFixed(2) + ' s)');
       progress(1, 1);
       setState('ready');
+    } else if (m.type === 'progress') {
+      progress(m.done, m.total);
+      status('Reading ' + state.name + ': ' + m.done + ' of ' + m.total + ' files');
     } else if (m.type === 'extras') {
       // The JSON model and Markdown follow the report by a moment.
       if (state.rendered) {
@@ -172,6 +197,15 @@
     state.started = performance.now();
     setState('loading');
     $('errors').hidden = true;
+    if (files.length === 1 && !files[0].path.includes('/') && state.inflaterReady) {
+      // One file: the inflating worker reads it (a zip is inflated there
+      // while the main worker parses; anything else comes back whole).
+      state.name = files[0].file.name;
+      status('Reading ' + state.name + '…');
+      progress(0, 0);
+      run({ type: 'load-file', name: state.name, file: files[0].file });
+      return;
+    }
     const total = files.reduce((n, f) => n + f.file.size, 0);
     let read = 0;
     let count = 0;

@@ -7,12 +7,15 @@
 // page hands it the wasm (base64) once, then bundles; it keeps the loaded
 // bundle in a Session and renders the report for any settings without
 // re-reading it.
-const { initSync, Session, compare_sessions, default_settings, sample_bundle, sample_name, version } = wasm_bindgen;
+const { initSync, Session, Inflater, Loading, Hasher, compare_sessions, default_settings, sample_bundle, sample_name, version } = wasm_bindgen;
 let vllmLensSession = null;
 let vllmLensExports = null; // the wasm instance's exports, from initSync
 let vllmLensPair = null;
 let vllmLensLoadMs = 0;
 let vllmLensDigestBy = null; // 'webcrypto' or 'wasm': who hashed the last bundle
+let vllmLensPort = null; // to the inflating worker (the main worker's side), when the page started one
+let vllmLensInflaterBytes = 0; // the inflating worker's WebAssembly memory after the last zip
+let vllmLensLoadSeq = 0;
 
 function vllmLensDecode(b64) {
   const bin = atob(b64);
@@ -29,6 +32,7 @@ function vllmLensRender(options, t0) {
   self.postMessage({
     type: 'report', html: r.html, ms: performance.now() - t0,
     wasmBytes: vllmLensExports.memory.buffer.byteLength,
+    inflaterBytes: vllmLensInflaterBytes,
     loadMs: vllmLensLoadMs,
     digestBy: vllmLensDigestBy,
   });
@@ -85,6 +89,177 @@ async function vllmLensLoad(name, bytes) {
   return session;
 }
 
+// A zip dropped on the page, read by two workers at once (web/src/split.rs):
+// the inflating worker holds the file, lists it and sends its members
+// inflated, in batches of about 4 MiB; this worker parses each batch as it
+// comes. At most 32 MiB of batches are in flight, so neither side holds
+// more than that of text. Resolves to the Session; a bundle that is not a
+// zip comes back whole and loads as before.
+const VLLM_LENS_BATCH = 4 << 20;
+const VLLM_LENS_IN_FLIGHT = 32 << 20;
+
+function vllmLensLoadZip(name, file) {
+  const port = vllmLensPort;
+  const seq = ++vllmLensLoadSeq;
+  return new Promise((resolve, reject) => {
+    let loading = null;
+    let phase = 'listing';
+    let fed = 0;
+    let total = 0;
+    let lastProgress = 0;
+    const fail = (err) => {
+      port.onmessage = null;
+      port.postMessage({ type: 'cancel', seq });
+      if (loading) loading.free();
+      loading = null;
+      reject(err);
+    };
+    const files = () => {
+      phase = 'files';
+      const order = loading.order();
+      total = order.length;
+      port.postMessage({ type: 'read', seq, order, last: true, budget: VLLM_LENS_BATCH, inFlight: VLLM_LENS_IN_FLIGHT }, [order.buffer]);
+    };
+    port.onmessage = (event) => {
+      const r = event.data;
+      if (r.seq !== seq) return;
+      try {
+        if (r.type === 'listing') {
+          loading = new Loading(name, r.listing);
+          const mi = loading.manifest_member();
+          if (mi === undefined) {
+            files();
+          } else {
+            phase = 'manifest';
+            port.postMessage({ type: 'read', seq, order: new Uint32Array([mi]), last: false, budget: VLLM_LENS_BATCH, inFlight: VLLM_LENS_IN_FLIGHT });
+          }
+        } else if (r.type === 'batch') {
+          loading.feed(r.indices, r.ends, r.bytes, r.errors);
+          port.postMessage({ type: 'ack', seq, bytes: r.bytes.byteLength });
+          if (phase === 'files') {
+            fed += r.indices.length;
+            const now = performance.now();
+            if (now - lastProgress > 100) {
+              lastProgress = now;
+              self.postMessage({ type: 'progress', done: fed, total });
+            }
+          }
+        } else if (r.type === 'done') {
+          if (phase === 'manifest') {
+            files();
+            return;
+          }
+          port.onmessage = null;
+          vllmLensInflaterBytes = r.wasmBytes;
+          const session = loading.finish();
+          loading = null;
+          vllmLensDigestBy = r.sha256 && session.set_sha256(r.sha256) ? r.digestBy : null;
+          resolve(session);
+        } else if (r.type === 'not-zip') {
+          port.onmessage = null;
+          resolve(vllmLensLoad(name, new Uint8Array(r.buffer)));
+        } else if (r.type === 'fatal') {
+          const err = new Error(r.message);
+          err.restart = r.restart;
+          fail(err);
+        }
+      } catch (err) {
+        fail(err);
+      }
+    };
+    port.postMessage({ type: 'open', seq, name, file });
+  });
+}
+
+// The inflating worker's side: one bundle at a time, a batch at a time,
+// waiting for acknowledgements when the main worker falls behind.
+const vllmLensInflating = { seq: 0, inflater: null, bytes: null, inFlight: 0, wake: null, digest: null };
+
+function vllmLensInflaterMessage(port, m) {
+  const st = vllmLensInflating;
+  if (m.type === 'ack') {
+    if (m.seq === st.seq) st.inFlight -= m.bytes;
+    if (st.wake) { const w = st.wake; st.wake = null; w(); }
+  } else if (m.type === 'cancel') {
+    if (m.seq === st.seq) vllmLensInflaterClose();
+    if (st.wake) { const w = st.wake; st.wake = null; w(); }
+  } else if (m.type === 'open') {
+    vllmLensInflaterClose();
+    st.seq = m.seq;
+    vllmLensInflaterOpen(port, m).catch((err) => vllmLensInflaterFailed(port, m, err));
+  } else if (m.type === 'read') {
+    vllmLensInflaterRead(port, m).catch((err) => vllmLensInflaterFailed(port, m, err));
+  }
+}
+
+// A bundle that cannot be read stops its load; a trap in WebAssembly (out
+// of memory) also asks the page for fresh workers.
+function vllmLensInflaterFailed(port, m, err) {
+  vllmLensInflaterClose();
+  port.postMessage({ type: 'fatal', seq: m.seq, message: String((err && err.message) || err), restart: err instanceof WebAssembly.RuntimeError });
+}
+
+function vllmLensInflaterClose() {
+  const st = vllmLensInflating;
+  if (st.inflater) st.inflater.free();
+  st.inflater = null;
+  st.bytes = null;
+  st.digest = null;
+  st.inFlight = 0;
+}
+
+async function vllmLensInflaterOpen(port, m) {
+  const st = vllmLensInflating;
+  const buffer = await m.file.arrayBuffer();
+  if (st.seq !== m.seq) return;
+  const bytes = new Uint8Array(buffer);
+  const zip = bytes.length >= 4 && bytes[0] === 0x50 && bytes[1] === 0x4b && (bytes[2] === 3 || bytes[2] === 5) && (bytes[3] === 4 || bytes[3] === 6);
+  if (!zip) {
+    port.postMessage({ type: 'not-zip', seq: m.seq, buffer }, [buffer]);
+    return;
+  }
+  st.bytes = bytes;
+  // The digest: Web Crypto's, on its own thread, while the members are
+  // inflated; else here, in slices, after them.
+  const webcrypto = vllmLensDigest(bytes);
+  st.digest = webcrypto ? webcrypto.then((hex) => hex && { hex, by: 'webcrypto' }) : null;
+  st.inflater = new Inflater(m.name, bytes);
+  port.postMessage({ type: 'listing', seq: m.seq, listing: st.inflater.listing() });
+}
+
+async function vllmLensInflaterRead(port, m) {
+  const st = vllmLensInflating;
+  if (st.seq !== m.seq || !st.inflater) return;
+  st.inflater.set_order(m.order);
+  for (;;) {
+    while (st.inFlight > m.inFlight && st.seq === m.seq && st.inflater) {
+      await new Promise((wake) => { st.wake = wake; });
+    }
+    if (st.seq !== m.seq || !st.inflater) return;
+    const batch = st.inflater.next_batch(m.budget);
+    if (!batch) break;
+    const bytes = batch.take_bytes();
+    const msg = { type: 'batch', seq: m.seq, indices: batch.take_indices(), ends: batch.take_ends(), bytes, errors: batch.errors() };
+    batch.free();
+    st.inFlight += bytes.byteLength;
+    // Acknowledgements (and a cancel) are read while this waits above.
+    port.postMessage(msg, [bytes.buffer, msg.indices.buffer, msg.ends.buffer]);
+  }
+  let digest = null;
+  if (m.last) {
+    if (st.digest) digest = await st.digest;
+    if (st.seq !== m.seq || !st.inflater) return;
+    if (!digest) {
+      const h = new Hasher();
+      for (let at = 0; at < st.bytes.length; at += 8 << 20) h.update(st.bytes.subarray(at, at + (8 << 20)));
+      digest = { hex: h.hex(), by: 'wasm' };
+    }
+  }
+  const wasmBytes = vllmLensExports.memory.buffer.byteLength;
+  if (m.last) vllmLensInflaterClose();
+  port.postMessage({ type: 'done', seq: m.seq, sha256: digest && digest.hex, digestBy: digest && digest.by, wasmBytes });
+}
+
 function vllmLensFree() {
   if (vllmLensSession) vllmLensSession.free();
   if (vllmLensPair) { vllmLensPair[0].free(); vllmLensPair[1].free(); }
@@ -109,12 +284,24 @@ async function vllmLensHandle(event) {
   const m = event.data;
   const t0 = performance.now();
   try {
-    if (m.type === 'init') {
+    if (m.type === 'init' && m.role === 'inflater') {
+      // The inflating worker: it only reads zips for the main worker.
       vllmLensExports = initSync({ module: vllmLensDecode(m.wasm) });
+      m.port.onmessage = (e) => vllmLensInflaterMessage(m.port, e.data);
+      self.postMessage({ type: 'ready', role: 'inflater' });
+    } else if (m.type === 'init') {
+      vllmLensExports = initSync({ module: vllmLensDecode(m.wasm) });
+      vllmLensPort = m.port || null;
       vllmLensWarmUp();
       self.postMessage({ type: 'ready', version: version(), sample: sample_name(), defaults: JSON.parse(default_settings()) });
     } else if (m.type === 'load-bytes') {
       vllmLensReplace(await vllmLensLoad(m.name, new Uint8Array(m.buffer)));
+      vllmLensLoadMs = performance.now() - t0;
+      vllmLensRender(m, t0);
+    } else if (m.type === 'load-file') {
+      vllmLensReplace(vllmLensPort
+        ? await vllmLensLoadZip(m.name, m.file)
+        : await vllmLensLoad(m.name, new Uint8Array(await m.file.arrayBuffer())));
       vllmLensLoadMs = performance.now() - t0;
       vllmLensRender(m, t0);
     } else if (m.type === 'load-files') {
@@ -135,6 +322,6 @@ async function vllmLensHandle(event) {
       if (vllmLensSession || vllmLensPair) vllmLensRender(m, t0);
     }
   } catch (err) {
-    self.postMessage({ type: 'error', message: String((err && err.message) || err), fatal: err instanceof WebAssembly.RuntimeError });
+    self.postMessage({ type: 'error', message: String((err && err.message) || err), fatal: err instanceof WebAssembly.RuntimeError || Boolean(err && err.restart) });
   }
 }

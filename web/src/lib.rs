@@ -56,9 +56,9 @@ struct PanelDiagnostic {
 /// A loaded bundle: the core's [`vllm_lens_core::Session`] behind
 /// wasm-bindgen.
 #[wasm_bindgen]
-pub struct Session(vllm_lens_core::Session);
+pub struct Session(pub(crate) vllm_lens_core::Session);
 
-fn js_error(e: impl std::fmt::Display) -> JsError {
+pub(crate) fn js_error(e: impl std::fmt::Display) -> JsError {
     JsError::new(&e.to_string())
 }
 
@@ -226,3 +226,6 @@ mod tests {
 
 #[cfg(feature = "bench")]
 mod bench;
+mod split;
+
+pub use split::{Batch, Hasher, Inflater, Loading};

@@ -85,8 +85,9 @@ pub enum Input<'a> {
     /// A zip archive read through `reader`, which need not hold it in
     /// memory: members are read one at a time as they are asked for.
     Zip {
-        /// The archive's name (for messages).
-        name: &'a str,
+        /// The archive's name (for messages; owned, as the reader may
+        /// outlive the caller's borrow).
+        name: String,
         /// The archive.
         reader: Box<dyn ReadSeek + 'a>,
     },
@@ -206,7 +207,7 @@ impl<'a> Container<'a> {
                     prefetched: Vec::new(),
                 })
             }
-            Input::Zip { name, reader } => open_zip(name, reader, limits),
+            Input::Zip { name, reader } => open_zip(&name, reader, limits),
             Input::Bytes {
                 name,
                 bytes,

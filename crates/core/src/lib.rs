@@ -81,20 +81,38 @@ pub use vllm_lens_store as store;
 
 /// SHA-256 of `bytes`, lowercase hex.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    // Fed in 64 KiB pieces: one call over a whole bundle never leaves
-    // WebAssembly's baseline tier (V8 does not tier up a running call), and
-    // hashing `day` took 0.2 s there instead of 0.05 s.
-    let mut hasher = sha2::Sha256::new();
-    for piece in bytes.chunks(1 << 16) {
-        hasher.update(piece);
+    let mut digest = Sha256::default();
+    digest.update(bytes);
+    digest.hex()
+}
+
+/// SHA-256 taken piece by piece, for a bundle that is never whole in one
+/// place (the page's inflating worker hashes the file it reads in slices
+/// where Web Crypto is missing).
+#[derive(Clone, Default)]
+pub struct Sha256(sha2::Sha256);
+
+impl Sha256 {
+    /// Adds `bytes`.
+    pub fn update(&mut self, bytes: &[u8]) {
+        use sha2::Digest;
+        // Fed in 64 KiB pieces: one call over a whole bundle never leaves
+        // WebAssembly's baseline tier (V8 does not tier up a running call),
+        // and hashing `day` took 0.2 s there instead of 0.05 s.
+        for piece in bytes.chunks(1 << 16) {
+            self.0.update(piece);
+        }
     }
-    let digest = hasher.finalize();
-    let mut out = String::with_capacity(64);
-    for b in digest {
-        out.push_str(&format!("{b:02x}"));
+
+    /// The digest, lowercase hex.
+    pub fn hex(self) -> String {
+        use sha2::Digest;
+        let mut out = String::with_capacity(64);
+        for b in self.0.finalize() {
+            out.push_str(&format!("{b:02x}"));
+        }
+        out
     }
-    out
 }
 
 /// The tool's version, as printed in reports.

@@ -1,0 +1,253 @@
+//! A zip bundle loaded by two Web Workers at once: the inflating worker
+//! holds the file (as the browser's bytes, never copied whole into
+//! WebAssembly), lists it and inflates members in batches ([`Inflater`]);
+//! the main worker parses each batch into the store as it arrives
+//! ([`Loading`]) and keeps the [`Session`]. Inflating and CRC-checking
+//! (a third of a load in WebAssembly) then run on the machine's second
+//! core, and the main worker's memory never holds the zip. The halves are
+//! the core's own `Archive` and `Loader`, which `load` drives in one loop
+//! natively, so both shells read a bundle alike. `web/worker.js` carries
+//! the batches between them.
+
+use std::io::{self, Read, Seek, SeekFrom};
+
+use vllm_lens_core::analysis::BundleMeta;
+use vllm_lens_core::{Archive, Input, Limits, Listing, Loader, Options};
+use wasm_bindgen::prelude::*;
+
+use crate::{Session, js_error};
+
+/// A `Read + Seek` over bytes the browser holds (a `Uint8Array` in the
+/// worker's JavaScript heap): the zip crate reads headers and compressed
+/// data through it a few kilobytes at a time.
+struct JsBytes {
+    array: js_sys::Uint8Array,
+    len: u64,
+    pos: u64,
+}
+
+impl Read for JsBytes {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = (self.len.saturating_sub(self.pos)).min(buf.len() as u64) as usize;
+        if n > 0 {
+            let start = self.pos as u32;
+            self.array
+                .subarray(start, start + n as u32)
+                .copy_to(&mut buf[..n]);
+            self.pos += n as u64;
+        }
+        Ok(n)
+    }
+}
+
+impl Seek for JsBytes {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let at = match to {
+            SeekFrom::Start(n) => Some(n),
+            SeekFrom::End(d) => self.len.checked_add_signed(d),
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        };
+        match at {
+            Some(at) => {
+                self.pos = at;
+                Ok(at)
+            }
+            None => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "seek before the start of the bundle",
+            )),
+        }
+    }
+}
+
+/// The inflating worker's half: a zip bundle, listed, whose members it
+/// inflates (and checks against their CRC-32) in the order the main
+/// worker's [`Loading`] asks.
+#[wasm_bindgen]
+pub struct Inflater {
+    archive: Archive<'static>,
+    order: Vec<usize>,
+    next: usize,
+}
+
+#[wasm_bindgen]
+impl Inflater {
+    /// Opens the zip in `bytes` (which stay in JavaScript); fails on a
+    /// damaged archive or one over the loader's limits.
+    #[wasm_bindgen(constructor)]
+    pub fn new(name: &str, bytes: js_sys::Uint8Array) -> Result<Inflater, JsError> {
+        let reader = JsBytes {
+            len: u64::from(bytes.length()),
+            array: bytes,
+            pos: 0,
+        };
+        let input = Input::Zip {
+            name: name.to_string(),
+            reader: Box::new(reader),
+        };
+        let archive = Archive::open(input, Limits::default()).map_err(js_error)?;
+        Ok(Inflater {
+            archive,
+            order: Vec::new(),
+            next: 0,
+        })
+    }
+
+    /// The members, as JSON, for [`Loading::new`].
+    pub fn listing(&self) -> String {
+        serde_json::to_string(&self.archive.listing()).unwrap_or_default()
+    }
+
+    /// The members to inflate next, in order (from [`Loading::order`]).
+    pub fn set_order(&mut self, order: Vec<u32>) {
+        self.order = order.into_iter().map(|i| i as usize).collect();
+        self.next = 0;
+    }
+
+    /// Inflates members of the order until `budget` bytes are gathered
+    /// (at least one member), or none is left (`undefined`). Fails when
+    /// the bundle goes over its size limit (the load stops there).
+    pub fn next_batch(&mut self, budget: usize) -> Result<Option<Batch>, JsError> {
+        if self.next >= self.order.len() {
+            return Ok(None);
+        }
+        let mut batch = Batch::default();
+        while self.next < self.order.len() && (batch.bytes.len() < budget || batch.ends.is_empty())
+        {
+            let index = self.order[self.next];
+            self.next += 1;
+            let out = &mut batch;
+            self.archive
+                .read(&[index], &mut |i, read| {
+                    out.indices.push(i as u32);
+                    match read {
+                        Ok(bytes) => out.bytes.extend_from_slice(&bytes),
+                        Err(message) => out.errors.push((out.ends.len(), message)),
+                    }
+                    out.ends.push(out.bytes.len() as u32);
+                    Ok(())
+                })
+                .map_err(js_error)?;
+        }
+        Ok(Some(batch))
+    }
+}
+
+/// Members inflated together: their indices, where each one's bytes end
+/// in `bytes`, and the members that could not be read, with why.
+#[wasm_bindgen]
+#[derive(Default)]
+pub struct Batch {
+    indices: Vec<u32>,
+    ends: Vec<u32>,
+    bytes: Vec<u8>,
+    errors: Vec<(usize, String)>,
+}
+
+#[wasm_bindgen]
+impl Batch {
+    /// The members' indices (moved out: call once).
+    pub fn take_indices(&mut self) -> Vec<u32> {
+        std::mem::take(&mut self.indices)
+    }
+    /// Where each member's bytes end (moved out: call once).
+    pub fn take_ends(&mut self) -> Vec<u32> {
+        std::mem::take(&mut self.ends)
+    }
+    /// The members' bytes, one after the other (moved out: call once).
+    pub fn take_bytes(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.bytes)
+    }
+    /// The unreadable members as JSON `[[position in the batch, why], …]`.
+    pub fn errors(&self) -> String {
+        serde_json::to_string(&self.errors).unwrap_or_else(|_| "[]".into())
+    }
+}
+
+/// The main worker's half: plans the [`Inflater`]'s listing and parses each
+/// batch into the store as it comes, then becomes a [`Session`].
+#[wasm_bindgen]
+pub struct Loading {
+    name: String,
+    loader: Loader,
+    ordered: bool,
+}
+
+#[wasm_bindgen]
+impl Loading {
+    /// A load of the bundle `name` listed by [`Inflater::listing`].
+    #[wasm_bindgen(constructor)]
+    pub fn new(name: &str, listing: &str) -> Result<Loading, JsError> {
+        let listing: Listing = serde_json::from_str(listing).map_err(js_error)?;
+        Ok(Loading {
+            name: name.to_string(),
+            loader: Loader::new(listing, &Options::default()),
+            ordered: false,
+        })
+    }
+
+    /// The bundle's `manifest.json`, to inflate and [`Loading::feed`]
+    /// before asking for the [`Loading::order`].
+    pub fn manifest_member(&self) -> Option<u32> {
+        self.loader.manifest_member().map(|i| i as u32)
+    }
+
+    /// The members to inflate, in the order to feed them.
+    pub fn order(&mut self) -> Vec<u32> {
+        self.ordered = true;
+        self.loader.order().into_iter().map(|i| i as u32).collect()
+    }
+
+    /// Parses a [`Batch`]'s members (its indices, ends, bytes and errors).
+    pub fn feed(&mut self, indices: &[u32], ends: &[u32], bytes: &[u8], errors: &str) {
+        let errors: Vec<(usize, String)> = serde_json::from_str(errors).unwrap_or_default();
+        let mut start = 0usize;
+        for (k, (&index, &end)) in indices.iter().zip(ends).enumerate() {
+            let index = index as usize;
+            let end = (end as usize).clamp(start, bytes.len());
+            let read = match errors.iter().find(|(at, _)| *at == k) {
+                Some((_, why)) => Err(why.clone()),
+                None => Ok(&bytes[start..end]),
+            };
+            start = end;
+            if !self.ordered && self.loader.manifest_member() == Some(index) {
+                self.loader.manifest(read.map(<[u8]>::to_vec));
+            } else {
+                self.loader.file(index, read);
+            }
+        }
+    }
+
+    /// Finishes the load: the bundle as a [`Session`] (its digest still to
+    /// set), or why nothing in it could be used.
+    pub fn finish(self) -> Result<Session, JsError> {
+        let loaded = self.loader.finish().map_err(js_error)?;
+        let meta = BundleMeta {
+            name: self.name,
+            sha256: None,
+        };
+        Ok(Session(vllm_lens_core::Session::new(loaded, meta)))
+    }
+}
+
+/// SHA-256 of a bundle fed in slices, where Web Crypto is unavailable.
+#[wasm_bindgen]
+#[derive(Default)]
+pub struct Hasher(vllm_lens_core::Sha256);
+
+#[wasm_bindgen]
+impl Hasher {
+    /// An empty digest.
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> Hasher {
+        Hasher::default()
+    }
+    /// Adds a slice of the bundle.
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+    /// The digest, lowercase hex.
+    pub fn hex(self) -> String {
+        self.0.hex()
+    }
+}
