@@ -136,6 +136,7 @@
       state.reports = (state.reports || 0) + 1;
       state.wasmBytes = m.wasmBytes;
       state.inflaterBytes = m.inflaterBytes;
+      state.via = m.via;
       state.loadMs = m.loadMs;
       state.digestBy = m.digestBy;
       state.analysisMs = m.ms;

@@ -15,6 +15,7 @@ let vllmLensLoadMs = 0;
 let vllmLensDigestBy = null; // 'webcrypto' or 'wasm': who hashed the last bundle
 let vllmLensPort = null; // to the inflating worker (the main worker's side), when the page started one
 let vllmLensInflaterBytes = 0; // the inflating worker's WebAssembly memory after the last zip
+let vllmLensVia = null; // 'two workers' or 'one worker': how the last bundle was read
 let vllmLensLoadSeq = 0;
 
 function vllmLensDecode(b64) {
@@ -33,6 +34,7 @@ function vllmLensRender(options, t0) {
     type: 'report', html: r.html, ms: performance.now() - t0,
     wasmBytes: vllmLensExports.memory.buffer.byteLength,
     inflaterBytes: vllmLensInflaterBytes,
+    via: vllmLensVia,
     loadMs: vllmLensLoadMs,
     digestBy: vllmLensDigestBy,
   });
@@ -77,6 +79,7 @@ function vllmLensDigest(bytes) {
 }
 
 async function vllmLensLoad(name, bytes) {
+  vllmLensVia = 'one worker';
   const digest = vllmLensDigest(bytes);
   const session = Session.unhashed(name, bytes);
   const hex = digest ? await digest : null;
@@ -154,6 +157,7 @@ function vllmLensLoadZip(name, file) {
           const session = loading.finish();
           loading = null;
           vllmLensDigestBy = r.sha256 && session.set_sha256(r.sha256) ? r.digestBy : null;
+          vllmLensVia = 'two workers';
           resolve(session);
         } else if (r.type === 'not-zip') {
           port.onmessage = null;
@@ -173,7 +177,7 @@ function vllmLensLoadZip(name, file) {
 
 // The inflating worker's side: one bundle at a time, a batch at a time,
 // waiting for acknowledgements when the main worker falls behind.
-const vllmLensInflating = { seq: 0, inflater: null, bytes: null, inFlight: 0, wake: null, digest: null };
+const vllmLensInflating = { seq: 0, inflater: null, source: null, inFlight: 0, wake: null, digest: null };
 
 function vllmLensInflaterMessage(port, m) {
   const st = vllmLensInflating;
@@ -203,32 +207,79 @@ function vllmLensInflaterClose() {
   const st = vllmLensInflating;
   if (st.inflater) st.inflater.free();
   st.inflater = null;
-  st.bytes = null;
+  st.source = null;
   st.digest = null;
   st.inFlight = 0;
 }
 
+// The dropped file, read whole by the browser in the background; until
+// then, the inflater's first reads (the zip's directory at its end, the
+// manifest at its start) come from 16 MiB slices read on demand, so the
+// listing and the plan overlap the read. Then every read comes from the
+// whole copy, and the slices go.
+function vllmLensFileSource(file) {
+  const CHUNK = 16 << 20;
+  const src = { full: null, chunks: new Map(), reader: new FileReaderSync() };
+  const chunk = (k) => {
+    let c = src.chunks.get(k);
+    if (!c) {
+      c = new Uint8Array(src.reader.readAsArrayBuffer(file.slice(k * CHUNK, Math.min(file.size, (k + 1) * CHUNK))));
+      src.chunks.set(k, c);
+    }
+    return c;
+  };
+  src.read = (pos, len) => {
+    if (src.full) return src.full.subarray(pos, pos + len);
+    const end = Math.min(pos + len, file.size);
+    const k = Math.floor(pos / CHUNK);
+    if (end <= (k + 1) * CHUNK) return chunk(k).subarray(pos - k * CHUNK, end - k * CHUNK);
+    const out = new Uint8Array(end - pos);
+    for (let at = pos; at < end;) {
+      const c = chunk(Math.floor(at / CHUNK));
+      const off = at % CHUNK;
+      const n = Math.min(c.length - off, end - at);
+      out.set(c.subarray(off, off + n), at - pos);
+      at += n;
+    }
+    return out;
+  };
+  src.whole = file.arrayBuffer().then((buffer) => {
+    src.full = new Uint8Array(buffer);
+    src.chunks.clear();
+    return buffer;
+  });
+  return src;
+}
+
 async function vllmLensInflaterOpen(port, m) {
   const st = vllmLensInflating;
-  const buffer = await m.file.arrayBuffer();
-  if (st.seq !== m.seq) return;
-  const bytes = new Uint8Array(buffer);
-  const zip = bytes.length >= 4 && bytes[0] === 0x50 && bytes[1] === 0x4b && (bytes[2] === 3 || bytes[2] === 5) && (bytes[3] === 4 || bytes[3] === 6);
+  const src = vllmLensFileSource(m.file);
+  const head = src.read(0, 4);
+  const zip = head.length === 4 && head[0] === 0x50 && head[1] === 0x4b && (head[2] === 3 || head[2] === 5) && (head[3] === 4 || head[3] === 6);
   if (!zip) {
+    const buffer = await src.whole;
+    if (st.seq !== m.seq) return;
+    src.full = null;
     port.postMessage({ type: 'not-zip', seq: m.seq, buffer }, [buffer]);
     return;
   }
-  st.bytes = bytes;
-  // The digest: Web Crypto's, on its own thread, while the members are
-  // inflated; else here, in slices, after them.
-  const webcrypto = vllmLensDigest(bytes);
-  st.digest = webcrypto ? webcrypto.then((hex) => hex && { hex, by: 'webcrypto' }) : null;
-  st.inflater = new Inflater(m.name, bytes);
+  st.source = src;
+  // The digest: Web Crypto's, on its own thread, once the file is read
+  // whole; else here, in slices, after the members.
+  st.digest = src.whole.then((buffer) => {
+    const webcrypto = vllmLensDigest(buffer);
+    return webcrypto ? webcrypto.then((hex) => hex && { hex, by: 'webcrypto' }) : null;
+  });
+  st.inflater = new Inflater(m.name, m.file.size, src.read);
   port.postMessage({ type: 'listing', seq: m.seq, listing: st.inflater.listing() });
 }
 
 async function vllmLensInflaterRead(port, m) {
   const st = vllmLensInflating;
+  if (st.seq !== m.seq || !st.inflater) return;
+  // The members proper wait for the file in memory: reading it in slices
+  // here while the browser reads it whole would read it twice.
+  if (m.last) await st.source.whole;
   if (st.seq !== m.seq || !st.inflater) return;
   st.inflater.set_order(m.order);
   for (;;) {
@@ -250,8 +301,10 @@ async function vllmLensInflaterRead(port, m) {
     if (st.digest) digest = await st.digest;
     if (st.seq !== m.seq || !st.inflater) return;
     if (!digest) {
+      const whole = st.source.full || new Uint8Array(await st.source.whole);
+      if (st.seq !== m.seq || !st.inflater) return;
       const h = new Hasher();
-      for (let at = 0; at < st.bytes.length; at += 8 << 20) h.update(st.bytes.subarray(at, at + (8 << 20)));
+      for (let at = 0; at < whole.length; at += 8 << 20) h.update(whole.subarray(at, at + (8 << 20)));
       digest = { hex: h.hex(), by: 'wasm' };
     }
   }
@@ -305,6 +358,7 @@ async function vllmLensHandle(event) {
       vllmLensLoadMs = performance.now() - t0;
       vllmLensRender(m, t0);
     } else if (m.type === 'load-files') {
+      vllmLensVia = 'one worker';
       vllmLensReplace(Session.from_files(m.name, m.paths, m.buffers.map((b) => new Uint8Array(b))));
       vllmLensRender(m, t0);
     } else if (m.type === 'load-pair') {
@@ -316,6 +370,7 @@ async function vllmLensHandle(event) {
       self.postMessage({ type: 'loaded', diagnostics: JSON.stringify(diags) });
       vllmLensRender(m, t0);
     } else if (m.type === 'sample') {
+      vllmLensVia = 'one worker';
       vllmLensReplace(new Session(sample_name(), sample_bundle()));
       vllmLensRender(m, t0);
     } else if (m.type === 'render') {

@@ -1,5 +1,5 @@
 //! A zip bundle loaded by two Web Workers at once: the inflating worker
-//! holds the file (as the browser's bytes, never copied whole into
+//! holds the file (read by the browser, never copied whole into
 //! WebAssembly), lists it and inflates members in batches ([`Inflater`]);
 //! the main worker parses each batch into the store as it arrives
 //! ([`Loading`]) and keeps the [`Session`]. Inflating and CRC-checking
@@ -13,34 +13,92 @@ use std::io::{self, Read, Seek, SeekFrom};
 
 use vllm_lens_core::analysis::BundleMeta;
 use vllm_lens_core::{Archive, Input, Limits, Listing, Loader, Options};
+use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
 use crate::{Session, js_error};
 
-/// A `Read + Seek` over bytes the browser holds (a `Uint8Array` in the
-/// worker's JavaScript heap): the zip crate reads headers and compressed
-/// data through it a few kilobytes at a time.
-struct JsBytes {
-    array: js_sys::Uint8Array,
+/// A `Read + Seek` over a file the browser holds: `read(position, length)`
+/// (JavaScript) returns its bytes there as a `Uint8Array`, read from disk
+/// in slices until the whole file is in memory, then from memory. Small
+/// reads (a member's header, a small member) are served from a window of
+/// 8 KiB read at once: one call into JavaScript per member, mostly.
+struct JsFile {
+    read: js_sys::Function,
     len: u64,
     pos: u64,
+    window: Vec<u8>,
+    window_at: u64,
 }
 
-impl Read for JsBytes {
+const WINDOW: usize = 8 << 10;
+
+impl JsFile {
+    fn fetch(&self, at: u64, buf: &mut [u8]) -> io::Result<()> {
+        let got = self
+            .read
+            .call2(
+                &JsValue::NULL,
+                &JsValue::from_f64(at as f64),
+                &JsValue::from_f64(buf.len() as f64),
+            )
+            .map_err(|e| {
+                let why = e
+                    .as_string()
+                    .or_else(|| js_sys::Error::from(e).message().as_string())
+                    .unwrap_or_else(|| "the browser could not read the file".into());
+                io::Error::other(why)
+            })?;
+        let array: js_sys::Uint8Array = got.dyn_into().map_err(|_| {
+            io::Error::other("the browser's read returned something other than bytes")
+        })?;
+        if array.length() as usize != buf.len() {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the file changed while it was read",
+            ));
+        }
+        array.copy_to(buf);
+        Ok(())
+    }
+}
+
+impl Read for JsFile {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = (self.len.saturating_sub(self.pos)).min(buf.len() as u64) as usize;
-        if n > 0 {
-            let start = self.pos as u32;
-            self.array
-                .subarray(start, start + n as u32)
-                .copy_to(&mut buf[..n]);
-            self.pos += n as u64;
+        if n == 0 {
+            return Ok(0);
         }
+        let end = self.window_at + self.window.len() as u64;
+        if self.pos >= self.window_at && self.pos < end {
+            let from = (self.pos - self.window_at) as usize;
+            let k = n.min(self.window.len() - from);
+            buf[..k].copy_from_slice(&self.window[from..from + k]);
+            self.pos += k as u64;
+            return Ok(k);
+        }
+        if n >= WINDOW {
+            self.fetch(self.pos, &mut buf[..n])?;
+            self.pos += n as u64;
+            return Ok(n);
+        }
+        let fill = (self.len - self.pos).min(WINDOW as u64) as usize;
+        let mut window = std::mem::take(&mut self.window);
+        window.resize(fill, 0);
+        let fetched = self.fetch(self.pos, &mut window);
+        self.window = window;
+        if let Err(e) = fetched {
+            self.window.clear();
+            return Err(e);
+        }
+        self.window_at = self.pos;
+        buf[..n].copy_from_slice(&self.window[..n]);
+        self.pos += n as u64;
         Ok(n)
     }
 }
 
-impl Seek for JsBytes {
+impl Seek for JsFile {
     fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
         let at = match to {
             SeekFrom::Start(n) => Some(n),
@@ -72,14 +130,17 @@ pub struct Inflater {
 
 #[wasm_bindgen]
 impl Inflater {
-    /// Opens the zip in `bytes` (which stay in JavaScript); fails on a
-    /// damaged archive or one over the loader's limits.
+    /// Opens the zip of `size` bytes that `read(position, length)` reads
+    /// (it stays in JavaScript); fails on a damaged archive or one over the
+    /// loader's limits.
     #[wasm_bindgen(constructor)]
-    pub fn new(name: &str, bytes: js_sys::Uint8Array) -> Result<Inflater, JsError> {
-        let reader = JsBytes {
-            len: u64::from(bytes.length()),
-            array: bytes,
+    pub fn new(name: &str, size: f64, read: js_sys::Function) -> Result<Inflater, JsError> {
+        let reader = JsFile {
+            read,
+            len: size.max(0.0) as u64,
             pos: 0,
+            window: Vec::new(),
+            window_at: 0,
         };
         let input = Input::Zip {
             name: name.to_string(),

@@ -72,7 +72,8 @@ async function openPage(url) {
     } catch (_) { /* no Long Tasks API */ }
   });
   await page.goto(url);
-  await page.waitForFunction(() => window.vllmLens && window.vllmLens.ready === true, null, { timeout: 60000 });
+  // Both workers: the main one, and the one that inflates dropped zips.
+  await page.waitForFunction(() => window.vllmLens && window.vllmLens.ready === true && window.vllmLens.inflaterReady === true, null, { timeout: 60000 });
   return { page, context, requests, consoleErrors };
 }
 
@@ -163,7 +164,31 @@ for (const mode of ['served', 'file']) {
       await page.setInputFiles('#input', join(samplesDir, s));
       await waitCounter(page, 'reports', before);
       sameReport(await pageJson(page), cliJson(s), s);
+      // A zip is inflated by the second worker while the first parses.
+      assert.equal(await page.evaluate(() => window.vllmLens.via), 'two workers', s);
     }
+  });
+  await check(`${mode}: a bundle that is not a zip comes back whole and loads as before, like the CLI`, async () => {
+    // A tar.gz of the same files: the inflating worker hands it back, the
+    // main worker reads it alone; the report (digest included) is the CLI's.
+    const name = 'two-replicas-rr.tar.gz';
+    const tgz = join(tmp, name);
+    execFileSync('python3', ['-c', `import sys, zipfile, tarfile, io
+z = zipfile.ZipFile(sys.argv[1])
+with tarfile.open(sys.argv[2], 'w:gz') as t:
+    for i in z.infolist():
+        if i.is_dir(): continue
+        data = z.read(i)
+        info = tarfile.TarInfo(i.filename)
+        info.size = len(data)
+        t.addfile(info, io.BytesIO(data))`, join(samplesDir, 'two-replicas-rr.zip'), tgz]);
+    const json = join(tmp, 'two-replicas-rr.tar.json');
+    execFileSync(cli, ['report', name, '--json', json, '-o', join(tmp, 'two-replicas-rr.tar.html')], { cwd: tmp, stdio: 'ignore' });
+    const before = await counter(page, 'reports');
+    await page.setInputFiles('#input', tgz);
+    await waitCounter(page, 'reports', before);
+    sameReport(await pageJson(page), JSON.parse(readFileSync(json, 'utf8')), name);
+    assert.equal(await page.evaluate(() => window.vllmLens.via), 'one worker');
   });
   await check(`${mode}: every sample through a simulated drop equals the CLI`, async () => {
     for (const s of samples) {
