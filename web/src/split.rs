@@ -146,12 +146,7 @@ impl Inflater {
             name: name.to_string(),
             reader: Box::new(reader),
         };
-        let archive = Archive::open(input, Limits::default()).map_err(js_error)?;
-        Ok(Inflater {
-            archive,
-            order: Vec::new(),
-            next: 0,
-        })
+        Inflater::over(input)
     }
 
     /// The members, as JSON, for [`Loading::new`].
@@ -191,6 +186,18 @@ impl Inflater {
                 .map_err(js_error)?;
         }
         Ok(Some(batch))
+    }
+}
+
+impl Inflater {
+    /// An inflater over any zip input (the tests read one from memory).
+    fn over(input: Input<'static>) -> Result<Inflater, JsError> {
+        let archive = Archive::open(input, Limits::default()).map_err(js_error)?;
+        Ok(Inflater {
+            archive,
+            order: Vec::new(),
+            next: 0,
+        })
     }
 }
 
@@ -310,5 +317,74 @@ impl Hasher {
     /// The digest, lowercase hex.
     pub fn hex(self) -> String {
         self.0.hex()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{SAMPLE, SAMPLE_NAME};
+
+    /// The page's protocol, without the workers: list, plan, inflate in
+    /// batches of `budget` bytes, feed, finish.
+    fn split_load(name: &str, zip: &'static [u8], budget: usize) -> Session {
+        let input = Input::Zip {
+            name: name.to_string(),
+            reader: Box::new(std::io::Cursor::new(zip)),
+        };
+        let mut inflater = Inflater::over(input).unwrap_or_else(|_| panic!("opens"));
+        let mut loading =
+            Loading::new(name, &inflater.listing()).unwrap_or_else(|_| panic!("listing"));
+        let mut pass = |order: Vec<u32>, loading: &mut Loading| {
+            inflater.set_order(order);
+            while let Some(mut b) = inflater
+                .next_batch(budget)
+                .unwrap_or_else(|_| panic!("inflates"))
+            {
+                let errors = b.errors();
+                loading.feed(&b.take_indices(), &b.take_ends(), &b.take_bytes(), &errors);
+            }
+        };
+        if let Some(m) = loading.manifest_member() {
+            pass(vec![m], &mut loading);
+        }
+        let order = loading.order();
+        pass(order, &mut loading);
+        loading.finish().unwrap_or_else(|_| panic!("finishes"))
+    }
+
+    fn report_json(s: &Session) -> String {
+        s.report("{}").unwrap_or_else(|_| panic!("renders")).json()
+    }
+
+    #[test]
+    fn two_halves_load_a_zip_as_the_core_does() {
+        let whole = Session::unhashed(SAMPLE_NAME, SAMPLE).unwrap_or_else(|_| panic!("loads"));
+        for budget in [1, 64 << 10, 4 << 20] {
+            let split = split_load(SAMPLE_NAME, SAMPLE, budget);
+            assert_eq!(report_json(&split), report_json(&whole), "budget {budget}");
+            assert_eq!(split.diagnostics(), whole.diagnostics());
+        }
+    }
+
+    #[test]
+    fn an_unreadable_member_travels_in_its_batch_and_the_rest_is_read() {
+        // One member's deflated bytes flipped: the batch says why, in its
+        // place, and the report is the core's on the same bytes.
+        let mut zip = SAMPLE.to_vec();
+        let at = zip.len() / 3;
+        for b in &mut zip[at..at + 16] {
+            *b ^= 0x5a;
+        }
+        let zip: &'static [u8] = Box::leak(zip.into_boxed_slice());
+        let whole = Session::unhashed("flipped.zip", zip).unwrap_or_else(|_| panic!("loads"));
+        let split = split_load("flipped.zip", zip, 1 << 20);
+        assert!(
+            whole.diagnostics().contains("cannot be"),
+            "{}",
+            whole.diagnostics()
+        );
+        assert_eq!(split.diagnostics(), whole.diagnostics());
+        assert_eq!(report_json(&split), report_json(&whole));
     }
 }
