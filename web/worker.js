@@ -154,8 +154,11 @@ function vllmLensLoadZip(name, file) {
           }
           port.onmessage = null;
           vllmLensInflaterBytes = r.wasmBytes;
-          const session = loading.finish();
+          // finish() consumes the Loading, even when it throws (a zip
+          // with no scrape in it): never free it again.
+          const done = loading;
           loading = null;
+          const session = done.finish();
           vllmLensDigestBy = r.sha256 && session.set_sha256(r.sha256) ? r.digestBy : null;
           vllmLensVia = 'two workers';
           resolve(session);

@@ -288,6 +288,22 @@ with tarfile.open(sys.argv[2], 'w:gz') as t:
     assert.match(await page.$eval('#error-message', (e) => e.textContent), /corrupt\.zip/);
     assert.equal(await page.evaluate(() => document.body.dataset.state), 'error');
   });
+  await check(`${mode}: a zip with no scrape in it says so, and the next zip loads`, async () => {
+    // The two-worker load fails at its last step (the plan found nothing
+    // to read): the message reaches the panel and the workers carry on.
+    const empty = join(tmp, 'notes.zip');
+    execFileSync('python3', ['-c', `import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], 'w') as z:
+    z.writestr('notes/readme.txt', 'not a scrape')`, empty]);
+    const errors = await counter(page, 'errors');
+    await page.setInputFiles('#input', empty);
+    await waitCounter(page, 'errors', errors);
+    assert.match(await page.$eval('#error-message', (e) => e.textContent), /no scrapes found/);
+    const before = await counter(page, 'reports');
+    await page.setInputFiles('#input', join(samplesDir, 'a10g-qwen3b-ramp.zip'));
+    await waitCounter(page, 'reports', before);
+    sameReport(await pageJson(page), cliJson('a10g-qwen3b-ramp.zip'), 'after the empty zip');
+  });
   await check(`${mode}: a hostile bundle runs no script of its own and sends nothing`, async () => {
     // Label values, a HELP text and folder names carry <script>, <img
     // onerror> and a console/alert marker (tests/data/hostile/injection.zip).
