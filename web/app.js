@@ -156,11 +156,18 @@
       progress(m.done, m.total);
       status('Reading ' + state.name + ': ' + m.done + ' of ' + m.total + ' files');
     } else if (m.type === 'extras') {
-      // The JSON model and Markdown follow the report by a moment.
+      // The Markdown follows the report by a moment; the JSON model comes
+      // when asked for (withJson).
       if (state.rendered) {
-        state.rendered.json = m.json;
         state.rendered.markdown = m.markdown;
         for (const id of ['dl-json', 'copy-md']) $(id).disabled = false;
+      }
+    } else if (m.type === 'json') {
+      if (state.rendered) {
+        state.rendered.json = m.json;
+        const then = state.afterJson;
+        state.afterJson = null;
+        if (then) then();
       }
     } else if (m.type === 'error') {
       state.errors = (state.errors || 0) + 1;
@@ -268,6 +275,16 @@
     load(out);
   }
 
+  // The report's JSON model is made in the worker only when wanted: for a
+  // large bundle it is the largest thing the page would hold.
+  function withJson(then) {
+    if (!state.rendered) return;
+    if (state.rendered.json) { then(); return; }
+    state.afterJson = then;
+    state.worker.postMessage({ type: 'json' });
+  }
+  state.requestJson = () => withJson(() => {});
+
   function download(text, name, type) {
     const a = document.createElement('a');
     a.href = URL.createObjectURL(new Blob([text], { type }));
@@ -290,7 +307,7 @@
     $('settings').addEventListener('change', () => { if (state.rendered) { state.started = performance.now(); setState('loading'); state.worker.postMessage(Object.assign(request(), { type: 'render' })); } });
     $('settings').addEventListener('submit', (e) => e.preventDefault());
     $('dl-html').addEventListener('click', () => download(state.rendered.html, base() + '.report.html', 'text/html'));
-    $('dl-json').addEventListener('click', () => download(state.rendered.json, base() + '.report.json', 'application/json'));
+    $('dl-json').addEventListener('click', () => withJson(() => download(state.rendered.json, base() + '.report.json', 'application/json')));
     $('copy-md').addEventListener('click', async () => {
       try { await navigator.clipboard.writeText(state.rendered.markdown); status('Markdown copied.'); }
       catch (_) { download(state.rendered.markdown, base() + '.report.md', 'text/markdown'); }

@@ -17,6 +17,7 @@ let vllmLensPort = null; // to the inflating worker (the main worker's side), wh
 let vllmLensInflaterBytes = 0; // the inflating worker's WebAssembly memory after the last zip
 let vllmLensVia = null; // 'two workers' or 'one worker': how the last bundle was read
 let vllmLensLoadSeq = 0;
+let vllmLensRendered = null; // the last report, kept for its JSON until the next
 
 function vllmLensDecode(b64) {
   const bin = atob(b64);
@@ -38,10 +39,17 @@ function vllmLensRender(options, t0) {
     loadMs: vllmLensLoadMs,
     digestBy: vllmLensDigestBy,
   });
-  // The downloads' other formats follow the report on screen.
-  const extras = { type: 'extras', markdown: r.markdown, json: r.json };
-  r.free();
-  self.postMessage(extras);
+  // The Markdown (small) follows the report on screen; the JSON model
+  // (every window of every table: 156 MB of text for a fleet-day, the
+  // largest step of the page's memory) is made only when asked for.
+  self.postMessage({ type: 'extras', markdown: r.markdown });
+  vllmLensForget();
+  vllmLensRendered = r;
+}
+
+function vllmLensForget() {
+  if (vllmLensRendered) vllmLensRendered.free();
+  vllmLensRendered = null;
 }
 
 // Runs the built-in sample through load, analysis and rendering once and
@@ -317,6 +325,7 @@ async function vllmLensInflaterRead(port, m) {
 }
 
 function vllmLensFree() {
+  vllmLensForget();
   if (vllmLensSession) vllmLensSession.free();
   if (vllmLensPair) { vllmLensPair[0].free(); vllmLensPair[1].free(); }
   vllmLensSession = null;
@@ -376,6 +385,8 @@ async function vllmLensHandle(event) {
       vllmLensVia = 'one worker';
       vllmLensReplace(new Session(sample_name(), sample_bundle()));
       vllmLensRender(m, t0);
+    } else if (m.type === 'json') {
+      if (vllmLensRendered) self.postMessage({ type: 'json', json: vllmLensRendered.json });
     } else if (m.type === 'render') {
       if (vllmLensSession || vllmLensPair) vllmLensRender(m, t0);
     }

@@ -81,8 +81,9 @@ const counter = (page, key) => page.evaluate((k) => window.vllmLens[k] || 0, key
 async function waitCounter(page, key, before, timeout = 120000) {
   await page.waitForFunction(([k, b]) => (window.vllmLens[k] || 0) > b, [key, before], { timeout });
 }
-// The JSON model follows the report (message `extras`) by a moment.
+// The JSON model is made when asked for (what "Download JSON" does).
 async function pageJson(page) {
+  await page.evaluate(() => window.vllmLens.requestJson());
   await page.waitForFunction(() => window.vllmLens.rendered && window.vllmLens.rendered.json, null, { timeout: 60000 });
   return JSON.parse(await page.evaluate(() => window.vllmLens.rendered.json));
 }
