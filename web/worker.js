@@ -364,9 +364,8 @@ async function vllmLensHandle(event) {
       vllmLensLoadMs = performance.now() - t0;
       vllmLensRender(m, t0);
     } else if (m.type === 'load-file') {
-      vllmLensReplace(vllmLensPort
-        ? await vllmLensLoadZip(m.name, m.file)
-        : await vllmLensLoad(m.name, new Uint8Array(await m.file.arrayBuffer())));
+      // Sent only once the inflating worker is ready (web/app.js).
+      vllmLensReplace(await vllmLensLoadZip(m.name, m.file));
       vllmLensLoadMs = performance.now() - t0;
       vllmLensRender(m, t0);
     } else if (m.type === 'load-files') {

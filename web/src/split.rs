@@ -34,7 +34,7 @@ struct JsFile {
 const WINDOW: usize = 8 << 10;
 
 impl JsFile {
-    fn fetch(&self, at: u64, buf: &mut [u8]) -> io::Result<()> {
+    fn read_at(&self, at: u64, buf: &mut [u8]) -> io::Result<()> {
         let got = self
             .read
             .call2(
@@ -78,16 +78,16 @@ impl Read for JsFile {
             return Ok(k);
         }
         if n >= WINDOW {
-            self.fetch(self.pos, &mut buf[..n])?;
+            self.read_at(self.pos, &mut buf[..n])?;
             self.pos += n as u64;
             return Ok(n);
         }
         let fill = (self.len - self.pos).min(WINDOW as u64) as usize;
         let mut window = std::mem::take(&mut self.window);
         window.resize(fill, 0);
-        let fetched = self.fetch(self.pos, &mut window);
+        let read = self.read_at(self.pos, &mut window);
         self.window = window;
-        if let Err(e) = fetched {
+        if let Err(e) = read {
             self.window.clear();
             return Err(e);
         }

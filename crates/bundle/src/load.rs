@@ -293,14 +293,12 @@ impl Loader {
     /// given there is the order to keep (a tar's own order also does, as
     /// it is the order [`Archive::read`] reads it in).
     pub fn file(&mut self, index: usize, bytes: Result<&[u8], String>) {
-        let member = self.listing.members.get(index).cloned();
-        let Planned {
-            plan,
-            plan_of,
-            ingest,
-        } = self.planned();
-        if let (Some(&k), Some(member)) = (plan_of.get(&index), member) {
-            ingest.file(&plan.files[k], &member, bytes);
+        self.planned();
+        let (Some(stage), Some(member)) = (&mut self.stage, self.listing.members.get(index)) else {
+            return;
+        };
+        if let Some(&k) = stage.plan_of.get(&index) {
+            stage.ingest.file(&stage.plan.files[k], member, bytes);
         }
     }
 
