@@ -214,58 +214,65 @@ pub fn analyse(
             .unwrap_or_else(|| k.to_string())
     };
 
-    // Scopes: the fleet, then each replica.
+    // Scopes: the fleet, then each replica. A replica's windows are read,
+    // made into rows and dropped before the next is read; only the
+    // fleet's are kept for what follows (a fleet-day holds one replica's
+    // inputs at a time instead of all eight).
     struct ScopeData {
         scope: Scope,
         windows: Vec<inputs::Inputs>,
         gpu: Vec<GpuInputs>,
         has_gpu: bool,
-        target: Option<TargetId>,
     }
-    let fleet_in = read_scope(&q, None);
-    let all_gpus: Vec<&Vec<GpuInputs>> = gpus.values().collect();
-    let mut scopes = vec![ScopeData {
-        scope: Scope::Fleet,
-        windows: fleet_in.windows,
-        gpu: combine_gpus(&all_gpus, n),
-        has_gpu: !gpus.is_empty(),
-        target: None,
-    }];
-    let mut layout_mismatch = fleet_in.layout_mismatch;
-    if replicas.len() > 1 || (replicas.len() == 1 && store.targets().len() > 2) {
-        for (id, name) in &replicas {
-            let scope = [*id];
-            let s = read_scope(&q, Some(&scope));
-            layout_mismatch.extend(s.layout_mismatch);
-            let mine: Vec<&Vec<GpuInputs>> = gpus
+    let per_replica = replicas.len() > 1 || (replicas.len() == 1 && store.targets().len() > 2);
+    let one_replica = !per_replica && !replicas.is_empty();
+    let scope_count = 1 + if per_replica {
+        replicas.len()
+    } else {
+        usize::from(one_replica)
+    };
+    let owned = |scope: &Scope| {
+        gpu_owner
+            .values()
+            .filter(|o| o.as_str() == scope.as_str())
+            .count()
+    };
+    // GPU aggregates are rows of scopes with a GPU: the fleet, and each
+    // replica that owns two or more.
+    let aggregates = usize::from(!gpus.is_empty())
+        + if per_replica {
+            replicas
                 .iter()
-                .filter(|(k, _)| gpu_owner.get(*k) == Some(name))
-                .map(|(_, v)| v)
-                .collect();
-            scopes.push(ScopeData {
-                scope: Scope::Replica(name.clone()),
-                windows: s.windows,
-                gpu: combine_gpus(&mine, n),
-                has_gpu: !mine.is_empty(),
-                target: Some(*id),
+                .filter(|(_, name)| owned(&Scope::Replica(name.clone())) >= 2)
+                .count()
+        } else if one_replica {
+            usize::from(owned(&Scope::Replica(replicas[0].1.clone())) >= 2)
+        } else {
+            0
+        };
+    let mut rows = Rows::default();
+    rows.latency.reserve_exact(scope_count * n);
+    rows.efficiency.reserve_exact(scope_count * n);
+    rows.workload.reserve_exact(scope_count * n);
+    rows.outcomes.reserve_exact(scope_count * n);
+    rows.memory.reserve_exact(scope_count * n);
+    rows.gpu.reserve_exact((gpus.len() + aggregates) * n);
+    // GPU rows: each GPU first, then the aggregates in scope order.
+    for (k, windows) in &gpus {
+        let replica = gpu_owner
+            .get(k)
+            .cloned()
+            .unwrap_or_else(|| "unassigned".into());
+        for (w, g) in windows.iter().enumerate() {
+            rows.gpu.push(GpuRow {
+                key: key(&q, w, &Scope::Replica(replica.clone())),
+                gpu: uuid_of(k),
+                fields: rows::gpu(g),
             });
         }
-    } else if let Some((id, name)) = replicas.first() {
-        // One replica: its rows are the fleet's, under its own name too.
-        scopes.push(ScopeData {
-            scope: Scope::Replica(name.clone()),
-            windows: scopes[0].windows.clone(),
-            gpu: scopes[0].gpu.clone(),
-            has_gpu: scopes[0].has_gpu,
-            target: Some(*id),
-        });
     }
-    layout_mismatch.sort();
-    layout_mismatch.dedup();
-
-    let mut rows = Rows::default();
-    let mut fleet_windows = Vec::new();
-    for sd in &scopes {
+    let mut fleet_windows = Vec::with_capacity(n);
+    let mut push_rows = |rows: &mut Rows, sd: &ScopeData| {
         for w in 0..n {
             let i = &sd.windows[w];
             let g = sd.has_gpu.then(|| &sd.gpu[w]);
@@ -305,28 +312,10 @@ pub fn analyse(
                 fields: memory,
             });
         }
-    }
-    // GPU rows: each GPU, then aggregates per multi-GPU replica and the fleet.
-    for (k, windows) in &gpus {
-        let replica = gpu_owner
-            .get(k)
-            .cloned()
-            .unwrap_or_else(|| "unassigned".into());
-        for (w, g) in windows.iter().enumerate() {
-            rows.gpu.push(GpuRow {
-                key: key(&q, w, &Scope::Replica(replica.clone())),
-                gpu: uuid_of(k),
-                fields: rows::gpu(g),
-            });
-        }
-    }
-    for sd in &scopes {
-        let own = gpu_owner
-            .values()
-            .filter(|o| Some(o.as_str()) == Some(sd.scope.as_str()))
-            .count();
-        if !sd.has_gpu || (!sd.scope.is_fleet() && own < 2) {
-            continue;
+    };
+    let push_aggregates = |rows: &mut Rows, sd: &ScopeData| {
+        if !sd.has_gpu || (!sd.scope.is_fleet() && owned(&sd.scope) < 2) {
+            return;
         }
         for (w, g) in sd.gpu.iter().enumerate() {
             rows.gpu.push(GpuRow {
@@ -335,10 +324,60 @@ pub fn analyse(
                 fields: rows::gpu(g),
             });
         }
+    };
+    let fleet_in = read_scope(&q, None);
+    let all_gpus: Vec<&Vec<GpuInputs>> = gpus.values().collect();
+    let mut fleet = ScopeData {
+        scope: Scope::Fleet,
+        windows: fleet_in.windows,
+        gpu: combine_gpus(&all_gpus, n),
+        has_gpu: !gpus.is_empty(),
+    };
+    push_rows(&mut rows, &fleet);
+    push_aggregates(&mut rows, &fleet);
+    let mut layout_mismatch = fleet_in.layout_mismatch;
+    // (replica's target, its scope), for the queueing analysis.
+    let mut replica_scopes: Vec<(TargetId, Scope)> = Vec::new();
+    if per_replica {
+        for (id, name) in &replicas {
+            let scope = [*id];
+            let s = read_scope(&q, Some(&scope));
+            layout_mismatch.extend(s.layout_mismatch);
+            let mine: Vec<&Vec<GpuInputs>> = gpus
+                .iter()
+                .filter(|(k, _)| gpu_owner.get(*k) == Some(name))
+                .map(|(_, v)| v)
+                .collect();
+            let sd = ScopeData {
+                scope: Scope::Replica(name.clone()),
+                windows: s.windows,
+                gpu: combine_gpus(&mine, n),
+                has_gpu: !mine.is_empty(),
+            };
+            push_rows(&mut rows, &sd);
+            push_aggregates(&mut rows, &sd);
+            replica_scopes.push((*id, sd.scope));
+        }
+    } else if let Some((id, name)) = replicas.first() {
+        // One replica: its rows are the fleet's, under its own name too.
+        let mut sd = ScopeData {
+            scope: Scope::Replica(name.clone()),
+            windows: std::mem::take(&mut fleet.windows),
+            gpu: std::mem::take(&mut fleet.gpu),
+            has_gpu: fleet.has_gpu,
+        };
+        push_rows(&mut rows, &sd);
+        push_aggregates(&mut rows, &sd);
+        fleet.windows = std::mem::take(&mut sd.windows);
+        fleet.gpu = std::mem::take(&mut sd.gpu);
+        replica_scopes.push((*id, sd.scope));
     }
+    drop(gpus);
+    layout_mismatch.sort();
+    layout_mismatch.dedup();
 
     // Summary: the fleet over the whole capture.
-    let fleet = &scopes[0];
+    let fleet = &fleet;
     let (start, end) = (q.grid().bounds(0).0, q.grid().bounds(n.saturating_sub(1)).1);
     let fleet_all = over_time(&fleet.windows);
     let fleet_gpu_all = gpu_over_time(&fleet.gpu);
@@ -420,13 +459,12 @@ pub fn analyse(
     let excluded: Vec<usize> = (0..n)
         .filter(|&w| states[w].warmup || states[w].restart || states[w].down)
         .collect();
-    let replica_inputs: Vec<queue::ReplicaInput<'_>> = scopes
+    let replica_inputs: Vec<queue::ReplicaInput<'_>> = replica_scopes
         .iter()
-        .filter_map(|sd| {
-            let target = sd.target?;
-            let name = sd.scope.as_str();
-            Some(queue::ReplicaInput {
-                target,
+        .map(|(target, scope)| {
+            let name = scope.as_str();
+            queue::ReplicaInput {
+                target: *target,
                 name,
                 latency: rows
                     .latency
@@ -434,7 +472,7 @@ pub fn analyse(
                     .filter(|r| r.key.replica.as_str() == name && !r.key.replica.is_fleet())
                     .map(|r| &r.fields)
                     .collect(),
-            })
+            }
         })
         .collect();
     let queue_report = queue::analyse(

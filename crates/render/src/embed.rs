@@ -33,22 +33,73 @@ pub fn escape_json(json: &str) -> String {
     out
 }
 
-/// The `<script>` element holding the report.
+/// The `<script>` element holding the report. The JSON is written
+/// straight into the compressor once it passes [`COMPRESS_ABOVE`], so a
+/// large report (a fleet-day's is over 100 MB of JSON) never exists as one
+/// string.
 pub fn script(r: &Report) -> Markup {
-    script_json(&serde_json::to_string(r).expect("the report serialises"))
+    let mut w = std::io::BufWriter::with_capacity(64 << 10, Spill::default());
+    serde_json::to_writer(&mut w, r).expect("the report serialises");
+    let spill = w.into_inner().map_err(|_| ()).expect("in memory");
+    match spill.deflate {
+        Some(enc) => packed(enc),
+        None => plain(std::str::from_utf8(&spill.head).expect("serde_json writes UTF-8")),
+    }
 }
 
 /// The `<script>` element holding any JSON document.
 pub fn script_json(json: &str) -> Markup {
     if json.len() > COMPRESS_ABOVE {
-        let mut enc =
-            flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
+        let mut enc = encoder();
         enc.write_all(json.as_bytes()).expect("in memory");
-        let packed = enc.finish().expect("in memory");
-        let text = base64::engine::general_purpose::STANDARD.encode(packed);
-        html! { script type="application/json" id=(ID) data-encoding="deflate-base64" { (PreEscaped(text)) } }
+        packed(enc)
     } else {
-        html! { script type="application/json" id=(ID) { (PreEscaped(escape_json(json))) } }
+        plain(json)
+    }
+}
+
+fn encoder() -> flate2::write::DeflateEncoder<Vec<u8>> {
+    flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default())
+}
+
+fn packed(enc: flate2::write::DeflateEncoder<Vec<u8>>) -> Markup {
+    let packed = enc.finish().expect("in memory");
+    let text = base64::engine::general_purpose::STANDARD.encode(packed);
+    html! { script type="application/json" id=(ID) data-encoding="deflate-base64" { (PreEscaped(text)) } }
+}
+
+fn plain(json: &str) -> Markup {
+    html! { script type="application/json" id=(ID) { (PreEscaped(escape_json(json))) } }
+}
+
+/// JSON as it is written: held while it is at most [`COMPRESS_ABOVE`]
+/// bytes, then everything (what was held first) goes through the
+/// compressor. Above the threshold the compressed bytes differ from
+/// [`script_json`]'s (zlib-rs' output depends on how its input is cut into
+/// writes), never what they inflate to.
+#[derive(Default)]
+struct Spill {
+    head: Vec<u8>,
+    deflate: Option<flate2::write::DeflateEncoder<Vec<u8>>>,
+}
+
+impl Write for Spill {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        if let Some(enc) = &mut self.deflate {
+            enc.write_all(b)?;
+        } else if self.head.len() + b.len() > COMPRESS_ABOVE {
+            let mut enc = encoder();
+            enc.write_all(&std::mem::take(&mut self.head))?;
+            enc.write_all(b)?;
+            self.deflate = Some(enc);
+        } else {
+            self.head.extend_from_slice(b);
+        }
+        Ok(b.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -79,6 +130,51 @@ pub fn read(html: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The streamed element reads back as the same JSON on both sides of
+    /// the threshold and across it, whatever the writes; below it, it is
+    /// the whole text's element byte for byte.
+    #[test]
+    fn spilled_json_reads_back_the_same() {
+        for len in [
+            10,
+            COMPRESS_ABOVE - 3,
+            COMPRESS_ABOVE,
+            COMPRESS_ABOVE + 1,
+            3 << 20,
+        ] {
+            let json: String = "ab<c\u{2028}".chars().cycle().take(len).collect();
+            let json = &json[..json.floor_char_boundary(len)];
+            for cut in [1usize, 7, 4096, 64 << 10, 1 << 20] {
+                if len > COMPRESS_ABOVE && cut < 4096 {
+                    continue; // slow, and no different
+                }
+                let mut s = Spill::default();
+                for piece in json.as_bytes().chunks(cut) {
+                    s.write_all(piece).expect("in memory");
+                }
+                let got = match s.deflate {
+                    Some(enc) => packed(enc),
+                    None => plain(std::str::from_utf8(&s.head).expect("utf-8")),
+                }
+                .into_string();
+                let back = read(&got).expect("reads back");
+                assert_eq!(
+                    back.replace("\\u003c", "<").replace("\\u2028", "\u{2028}"),
+                    json,
+                    "{len} bytes in writes of {cut}"
+                );
+                assert_eq!(
+                    got.contains("deflate-base64"),
+                    json.len() > COMPRESS_ABOVE,
+                    "{len}"
+                );
+                if json.len() <= COMPRESS_ABOVE {
+                    assert_eq!(got, script_json(json).into_string());
+                }
+            }
+        }
+    }
 
     #[test]
     fn escaped_json_reads_back_the_same() {
