@@ -285,9 +285,10 @@
   }
   state.requestJson = () => withJson(() => {});
 
-  function download(text, name, type) {
+  // `what` is text or a Blob (the JSON comes from the worker as one).
+  function download(what, name, type) {
     const a = document.createElement('a');
-    a.href = URL.createObjectURL(new Blob([text], { type }));
+    a.href = URL.createObjectURL(what instanceof Blob ? what : new Blob([what], { type }));
     a.download = name;
     document.body.appendChild(a);
     a.click();

@@ -47,6 +47,12 @@ function vllmLensRender(options, t0) {
   vllmLensRendered = r;
 }
 
+function vllmLensJsonBlob(r) {
+  const parts = [];
+  r.json_parts((piece) => { parts.push(piece); });
+  return new Blob(parts, { type: 'application/json' });
+}
+
 function vllmLensForget() {
   if (vllmLensRendered) vllmLensRendered.free();
   vllmLensRendered = null;
@@ -64,7 +70,7 @@ function vllmLensWarmUp() {
     const r = s.report('{}');
     void r.html;
     void r.markdown;
-    void r.json;
+    void vllmLensJsonBlob(r);
     r.free();
     s.free();
   } catch (_) {
@@ -385,7 +391,9 @@ async function vllmLensHandle(event) {
       vllmLensReplace(new Session(sample_name(), sample_bundle()));
       vllmLensRender(m, t0);
     } else if (m.type === 'json') {
-      if (vllmLensRendered) self.postMessage({ type: 'json', json: vllmLensRendered.json });
+      // In 1 MiB pieces made into a Blob: the model is never one string
+      // in WebAssembly memory (156 MB of JSON for a fleet-day).
+      if (vllmLensRendered) self.postMessage({ type: 'json', json: vllmLensJsonBlob(vllmLensRendered) });
     } else if (m.type === 'render') {
       if (vllmLensSession || vllmLensPair) vllmLensRender(m, t0);
     }

@@ -242,7 +242,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let before = input::open(&before, &limits.options())?;
             let after = input::open(&after, &limits.options())?;
             let c = before.compare(&after, &settings)?;
-            emit(&out, |f| f.comparison(&c))?;
+            emit(&out, |f, w| w.write_all(f.comparison(&c).as_bytes()))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Export {
@@ -303,7 +303,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             spin.finish_and_clear();
             print_diagnostics(session.problems(), redactor.as_ref());
-            emit(&out, |f| f.report(&report))?;
+            emit(&out, |f, w| f.write_report(&report, w))?;
             let failed = report
                 .slo
                 .iter()
@@ -318,8 +318,17 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 /// Writes each requested rendering (`-` for stdout); with none requested,
-/// prints the text form on stdout.
-fn emit(out: &OutputArgs, render: impl Fn(Format) -> String) -> anyhow::Result<()> {
+/// prints the text form on stdout. A file is written as the rendering is
+/// made (a large report's JSON is never held whole).
+fn emit(
+    out: &OutputArgs,
+    render: impl Fn(Format, &mut dyn Write) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
+    let text = |format: Format| -> anyhow::Result<String> {
+        let mut v = Vec::new();
+        render(format, &mut v)?;
+        Ok(String::from_utf8(v)?)
+    };
     let mut stdout = std::io::stdout().lock();
     let requested = [
         (&out.output, Format::Html),
@@ -330,16 +339,19 @@ fn emit(out: &OutputArgs, render: impl Fn(Format) -> String) -> anyhow::Result<(
     for (path, format) in requested {
         let Some(path) = path else { continue };
         wrote = true;
-        let text = render(format);
         if path == "-" {
-            write_out(&mut stdout, &text)?;
+            write_out(&mut stdout, &text(format)?)?;
         } else {
-            std::fs::write(path, text).with_context(|| format!("{path}: cannot be written"))?;
+            let cannot = || format!("{path}: cannot be written");
+            let mut file =
+                std::io::BufWriter::new(std::fs::File::create(path).with_context(cannot)?);
+            render(format, &mut file).with_context(cannot)?;
+            file.flush().with_context(cannot)?;
             eprintln!("vllm-lens: wrote {path}");
         }
     }
     if !wrote {
-        write_out(&mut stdout, &render(Format::Text))?;
+        write_out(&mut stdout, &text(Format::Text)?)?;
     }
     Ok(())
 }

@@ -193,6 +193,75 @@ impl Rendered {
             Model::Comparison(c) => Format::Json.comparison(c),
         }
     }
+    /// The same JSON handed to `sink` (a function of one `Uint8Array`, a
+    /// copy) in pieces of about 1 MiB as it is written: the page makes a
+    /// `Blob` of them, so the model (156 MB of JSON for a fleet-day) is
+    /// never one string in WebAssembly memory, which never shrinks.
+    pub fn json_parts(&self, sink: &js_sys::Function) -> Result<(), JsError> {
+        let mut w = Pieces::new(|piece: &[u8]| {
+            sink.call1(&JsValue::NULL, &js_sys::Uint8Array::from(piece))
+                .map(|_| ())
+                .map_err(|e| {
+                    // (Not `{e:?}`: JsValue's Debug pulls a long printer
+                    // into the glue.)
+                    let why = e.as_string();
+                    std::io::Error::other(why.unwrap_or_else(|| "the page refused a piece".into()))
+                })
+        });
+        self.write_json(&mut w)
+            .and_then(|()| w.finish())
+            .map_err(|e| JsError::new(&e.to_string()))
+    }
+}
+
+impl Rendered {
+    fn write_json(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        match &self.model {
+            Model::Report(r) => Format::Json.write_report(r, w),
+            Model::Comparison(c) => w.write_all(Format::Json.comparison(c).as_bytes()),
+        }
+    }
+}
+
+/// A writer that hands its bytes on in pieces of [`Pieces::SIZE`].
+struct Pieces<F: FnMut(&[u8]) -> std::io::Result<()>> {
+    buf: Vec<u8>,
+    sink: F,
+}
+
+impl<F: FnMut(&[u8]) -> std::io::Result<()>> Pieces<F> {
+    const SIZE: usize = 1 << 20;
+
+    fn new(sink: F) -> Self {
+        Pieces {
+            buf: Vec::with_capacity(Self::SIZE),
+            sink,
+        }
+    }
+
+    /// Hands on what is left.
+    fn finish(&mut self) -> std::io::Result<()> {
+        if !self.buf.is_empty() {
+            (self.sink)(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+}
+
+impl<F: FnMut(&[u8]) -> std::io::Result<()>> std::io::Write for Pieces<F> {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(b);
+        if self.buf.len() >= Self::SIZE {
+            (self.sink)(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(b.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -207,6 +276,28 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(&r.json()).expect("json");
         assert_eq!(v["bundle"]["name"], SAMPLE_NAME);
         assert_eq!(s.diagnostics(), "[]");
+    }
+
+    /// The pieces joined are the JSON, for a report and a comparison.
+    #[test]
+    fn json_in_pieces_joins_to_the_json() {
+        let s = Session::new(SAMPLE_NAME, SAMPLE).unwrap_or_else(|_| panic!("loads"));
+        let r = s.report("{}").unwrap_or_else(|_| panic!("renders"));
+        let c = compare_sessions(&s, &s, "{}").unwrap_or_else(|_| panic!("compares"));
+        for rendered in [&r, &c] {
+            let (mut joined, mut pieces) = (Vec::new(), 0);
+            let mut w = Pieces::new(|piece: &[u8]| {
+                assert!(!piece.is_empty());
+                joined.extend_from_slice(piece);
+                pieces += 1;
+                Ok(())
+            });
+            rendered.write_json(&mut w).expect("in memory");
+            w.finish().expect("in memory");
+            drop(w);
+            assert_eq!(String::from_utf8(joined).expect("utf-8"), rendered.json());
+            assert!(pieces >= 1);
+        }
     }
 
     #[test]

@@ -85,7 +85,8 @@ async function waitCounter(page, key, before, timeout = 120000) {
 async function pageJson(page) {
   await page.evaluate(() => window.vllmLens.requestJson());
   await page.waitForFunction(() => window.vllmLens.rendered && window.vllmLens.rendered.json, null, { timeout: 60000 });
-  return JSON.parse(await page.evaluate(() => window.vllmLens.rendered.json));
+  // The worker hands the JSON over as a Blob made of 1 MiB pieces.
+  return JSON.parse(await page.evaluate(() => window.vllmLens.rendered.json.text()));
 }
 
 async function dropFile(page, path, name) {

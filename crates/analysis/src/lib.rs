@@ -218,8 +218,7 @@ pub fn analyse(
     // made into rows and dropped before the next is read; only the
     // fleet's are kept for what follows (a fleet-day holds one replica's
     // inputs at a time instead of all eight).
-    struct ScopeData {
-        scope: Scope,
+    struct Fleet {
         windows: Vec<inputs::Inputs>,
         gpu: Vec<GpuInputs>,
         has_gpu: bool,
@@ -271,19 +270,29 @@ pub fn analyse(
             });
         }
     }
-    let mut fleet_windows = Vec::with_capacity(n);
-    let mut push_rows = |rows: &mut Rows, sd: &ScopeData| {
-        for w in 0..n {
-            let i = &sd.windows[w];
-            let g = sd.has_gpu.then(|| &sd.gpu[w]);
-            let k = key(&q, w, &sd.scope);
+    // A scope's rows; the fleet's windows also go to `fleet_windows`; its
+    // GPU aggregate rows where `aggregate`. (One function, not inlined at
+    // each of its three calls: that would put three copies in the page.)
+    #[inline(never)]
+    fn scope_rows(
+        q: &Query<'_>,
+        rows: &mut Rows,
+        mut fleet_windows: Option<&mut Vec<FleetWindow>>,
+        scope: &Scope,
+        windows: &[inputs::Inputs],
+        gpu: Option<&[GpuInputs]>,
+        aggregate: bool,
+    ) {
+        for (w, i) in windows.iter().enumerate() {
+            let g = gpu.map(|g| &g[w]);
+            let k = key(q, w, scope);
             let latency = rows::latency(i);
             let efficiency = rows::efficiency(i);
             let workload = rows::workload(i);
             let outcomes = rows::outcomes(i);
             let memory = rows::memory(i, g);
-            if sd.scope.is_fleet() {
-                fleet_windows.push(FleetWindow {
+            if let Some(fw) = fleet_windows.as_deref_mut() {
+                fw.push(FleetWindow {
                     start_ms: k.window_start_ms,
                     latency: latency.clone(),
                     efficiency: efficiency.clone(),
@@ -312,65 +321,74 @@ pub fn analyse(
                 fields: memory,
             });
         }
-    };
-    let push_aggregates = |rows: &mut Rows, sd: &ScopeData| {
-        if !sd.has_gpu || (!sd.scope.is_fleet() && owned(&sd.scope) < 2) {
-            return;
+        if let (Some(gpu), true) = (gpu, aggregate) {
+            for (w, g) in gpu.iter().enumerate() {
+                rows.gpu.push(GpuRow {
+                    key: key(q, w, scope),
+                    gpu: "all".into(),
+                    fields: rows::gpu(g),
+                });
+            }
         }
-        for (w, g) in sd.gpu.iter().enumerate() {
-            rows.gpu.push(GpuRow {
-                key: key(&q, w, &sd.scope),
-                gpu: "all".into(),
-                fields: rows::gpu(g),
-            });
-        }
-    };
+    }
     let fleet_in = read_scope(&q, None);
     let all_gpus: Vec<&Vec<GpuInputs>> = gpus.values().collect();
-    let mut fleet = ScopeData {
-        scope: Scope::Fleet,
+    let fleet = Fleet {
         windows: fleet_in.windows,
         gpu: combine_gpus(&all_gpus, n),
         has_gpu: !gpus.is_empty(),
     };
-    push_rows(&mut rows, &fleet);
-    push_aggregates(&mut rows, &fleet);
+    let fleet_gpu = fleet.has_gpu.then_some(fleet.gpu.as_slice());
+    let mut fleet_windows = Vec::with_capacity(n);
+    scope_rows(
+        &q,
+        &mut rows,
+        Some(&mut fleet_windows),
+        &Scope::Fleet,
+        &fleet.windows,
+        fleet_gpu,
+        true,
+    );
     let mut layout_mismatch = fleet_in.layout_mismatch;
     // (replica's target, its scope), for the queueing analysis.
     let mut replica_scopes: Vec<(TargetId, Scope)> = Vec::new();
     if per_replica {
         for (id, name) in &replicas {
-            let scope = [*id];
-            let s = read_scope(&q, Some(&scope));
+            let scope = Scope::Replica(name.clone());
+            let s = read_scope(&q, Some(&[*id]));
             layout_mismatch.extend(s.layout_mismatch);
             let mine: Vec<&Vec<GpuInputs>> = gpus
                 .iter()
                 .filter(|(k, _)| gpu_owner.get(*k) == Some(name))
                 .map(|(_, v)| v)
                 .collect();
-            let sd = ScopeData {
-                scope: Scope::Replica(name.clone()),
-                windows: s.windows,
-                gpu: combine_gpus(&mine, n),
-                has_gpu: !mine.is_empty(),
-            };
-            push_rows(&mut rows, &sd);
-            push_aggregates(&mut rows, &sd);
-            replica_scopes.push((*id, sd.scope));
+            let gpu = (!mine.is_empty()).then(|| combine_gpus(&mine, n));
+            let aggregate = owned(&scope) >= 2;
+            scope_rows(
+                &q,
+                &mut rows,
+                None,
+                &scope,
+                &s.windows,
+                gpu.as_deref(),
+                aggregate,
+            );
+            replica_scopes.push((*id, scope));
         }
     } else if let Some((id, name)) = replicas.first() {
         // One replica: its rows are the fleet's, under its own name too.
-        let mut sd = ScopeData {
-            scope: Scope::Replica(name.clone()),
-            windows: std::mem::take(&mut fleet.windows),
-            gpu: std::mem::take(&mut fleet.gpu),
-            has_gpu: fleet.has_gpu,
-        };
-        push_rows(&mut rows, &sd);
-        push_aggregates(&mut rows, &sd);
-        fleet.windows = std::mem::take(&mut sd.windows);
-        fleet.gpu = std::mem::take(&mut sd.gpu);
-        replica_scopes.push((*id, sd.scope));
+        let scope = Scope::Replica(name.clone());
+        let aggregate = owned(&scope) >= 2;
+        scope_rows(
+            &q,
+            &mut rows,
+            None,
+            &scope,
+            &fleet.windows,
+            fleet_gpu,
+            aggregate,
+        );
+        replica_scopes.push((*id, scope));
     }
     drop(gpus);
     layout_mismatch.sort();

@@ -132,6 +132,16 @@ impl Format {
         }
     }
 
+    /// Writes a report's rendering to `w`. The JSON is written as it is
+    /// made (never held whole: 156 MB for a fleet-day); the others are
+    /// rendered, then written. Give it a buffered writer.
+    pub fn write_report(self, r: &Report, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        match self {
+            Format::Json => vllm_lens_render::json_to(r, w),
+            _ => w.write_all(self.report(r).as_bytes()),
+        }
+    }
+
     /// Renders a comparison.
     pub fn comparison(self, c: &Comparison) -> String {
         match self {
@@ -199,6 +209,15 @@ mod tests {
         assert!(Format::Json.report(&r).starts_with('{'));
         assert!(Format::Markdown.report(&r).starts_with('#'));
         assert!(Format::Text.report(&r).contains("SLO scorecard"));
+        for f in [Format::Html, Format::Json, Format::Markdown, Format::Text] {
+            let mut written = Vec::new();
+            f.write_report(&r, &mut written).unwrap();
+            assert_eq!(
+                written,
+                f.report(&r).into_bytes(),
+                "{f:?} written as rendered"
+            );
+        }
         let c = s.compare(&session(), &Settings::default()).unwrap();
         assert!(Format::Html.comparison(&c).starts_with("<!DOCTYPE html>"));
         assert_eq!(Format::Text.comparison(&c), Format::Markdown.comparison(&c));

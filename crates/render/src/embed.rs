@@ -39,7 +39,7 @@ pub fn escape_json(json: &str) -> String {
 /// string.
 pub fn script(r: &Report) -> Markup {
     let mut w = std::io::BufWriter::with_capacity(64 << 10, Spill::default());
-    serde_json::to_writer(&mut w, r).expect("the report serialises");
+    serde_json::to_writer(&mut w as &mut dyn Write, r).expect("the report serialises");
     let spill = w.into_inner().map_err(|_| ()).expect("in memory");
     match spill.deflate {
         Some(enc) => packed(enc),

@@ -1,7 +1,7 @@
 /*!
 Rendering the report model, shared by the CLI and the page: one
 self-contained HTML file ([`html()`]), a Markdown summary ([`markdown()`]) and JSON
-([`json()`]). Deterministic: the same report gives the same bytes on every
+([`json()`], or written as it is made with [`json_to`]). Deterministic: the same report gives the same bytes on every
 platform (no clock, no text measurement, no hash-map order).
 
 * [`svg`]: our own small SVG chart module (lines, stacked areas, thresholds,
@@ -35,7 +35,16 @@ pub fn markdown(report: &Report) -> String {
 
 /// The report model as pretty-printed JSON, newline-terminated.
 pub fn json(report: &Report) -> String {
-    let mut s = serde_json::to_string_pretty(report).expect("the report serialises");
-    s.push('\n');
-    s
+    let mut out = Vec::new();
+    json_to(report, &mut out).expect("in memory");
+    String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+/// [`json()`]'s bytes written to `w` as they are made, so that a large
+/// model (a fleet-day's JSON is 156 MB) is never held as one string. Give
+/// it a buffered writer. (One writer type, `dyn`, for every caller: each
+/// type adds its own copy of the model's serialiser to the page.)
+pub fn json_to(report: &Report, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *w, report)?;
+    w.write_all(b"\n")
 }
