@@ -824,14 +824,17 @@ impl Store {
         unit: Option<&str>,
     ) {
         let id = self.family_id(name);
-        if kind.is_some() && name.contains(':') {
-            self.underscored.entry(name.replace(':', "_")).or_insert(id);
-        }
         let family = &mut self.families[id.0 as usize];
         if let Some(kind) = kind {
             if !family.declared {
                 family.kind = kind;
                 family.declared = true;
+                // Once, when first declared (every scrape declares it
+                // again: a String per TYPE line was most of the load's
+                // allocations).
+                if name.contains(':') {
+                    self.underscored.entry(name.replace(':', "_")).or_insert(id);
+                }
             } else if family.kind != kind {
                 let warning = StoreWarning::TypeConflict {
                     family: name.to_string(),
