@@ -32,8 +32,29 @@ pub fn open(arg: &str, options: &Options) -> anyhow::Result<Session> {
         let mut source = DirFiles::scan(path, options.limits.max_members)?;
         return Ok(Session::load(arg, Input::Files(&mut source), options)?);
     }
-    let bytes =
-        read_with_progress(path, meta.len()).with_context(|| format!("{arg}: cannot be read"))?;
+    let cannot = || format!("{arg}: cannot be read");
+    let mut head = Vec::with_capacity(4);
+    fs::File::open(path)
+        .and_then(|f| f.take(4).read_to_end(&mut head))
+        .with_context(cannot)?;
+    if vllm_lens_core::bundle::is_zip(&head) {
+        // A zip is read member by member from the disk, never whole (a
+        // week's bundle is 253 MB), after one pass that hashes it.
+        let mut digest = vllm_lens_core::Sha256::default();
+        stream_with_progress(path, meta.len(), |piece| digest.update(piece))
+            .with_context(cannot)?;
+        let file = fs::File::open(path).with_context(cannot)?;
+        let input = Input::Zip {
+            name: arg.to_string(),
+            reader: Box::new(std::io::BufReader::with_capacity(64 << 10, file)),
+        };
+        let mut session = Session::load(arg, input, options)?;
+        session.set_sha256(&digest.hex());
+        return Ok(session);
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    stream_with_progress(path, meta.len(), |piece| bytes.extend_from_slice(piece))
+        .with_context(cannot)?;
     let input = Input::Bytes {
         name: arg,
         bytes: &bytes,
@@ -107,9 +128,13 @@ impl FileSource for DirFiles {
     }
 }
 
-/// Reads a file, showing a progress bar on stderr for large files when
-/// stderr is a terminal (silent otherwise).
-fn read_with_progress(path: &Path, size: u64) -> std::io::Result<Vec<u8>> {
+/// Reads a file through `piece`, showing a progress bar on stderr for
+/// large files when stderr is a terminal (silent otherwise).
+fn stream_with_progress(
+    path: &Path,
+    size: u64,
+    mut piece: impl FnMut(&[u8]),
+) -> std::io::Result<()> {
     const SHOW_ABOVE: u64 = 64 << 20;
     let bar = if size > SHOW_ABOVE {
         let bar = indicatif::ProgressBar::with_draw_target(
@@ -126,14 +151,13 @@ fn read_with_progress(path: &Path, size: u64) -> std::io::Result<Vec<u8>> {
         None
     };
     let mut file = fs::File::open(path)?;
-    let mut out = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
     let mut buf = vec![0u8; 1 << 20];
     loop {
         let n = file.read(&mut buf)?;
         if n == 0 {
             break;
         }
-        out.extend_from_slice(&buf[..n]);
+        piece(&buf[..n]);
         if let Some(b) = &bar {
             b.inc(n as u64);
         }
@@ -141,7 +165,7 @@ fn read_with_progress(path: &Path, size: u64) -> std::io::Result<Vec<u8>> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    Ok(out)
+    Ok(())
 }
 
 /// A spinner on stderr while a long step runs (hidden when stderr is not a

@@ -159,7 +159,8 @@ pub(crate) struct Container<'a> {
     prefetched: Vec<(usize, Vec<u8>)>,
 }
 
-fn is_zip(bytes: &[u8]) -> bool {
+/// True when `bytes` (at least the first four of a file) start a zip.
+pub fn is_zip(bytes: &[u8]) -> bool {
     bytes.starts_with(b"PK\x03\x04")
         || bytes.starts_with(b"PK\x05\x06")
         || bytes.starts_with(b"PK\x07\x08")

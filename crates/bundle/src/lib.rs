@@ -56,6 +56,7 @@ mod sniff;
 
 pub use container::{
     Archive, ContainerKind, FileInfo, FileSource, Input, Listing, Member, MemoryFiles, ReadSeek,
+    is_zip,
 };
 pub use error::{Error, ErrorKind, human_bytes};
 pub use limits::Limits;
