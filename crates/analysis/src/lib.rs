@@ -223,32 +223,17 @@ pub fn analyse(
         gpu: Vec<GpuInputs>,
         has_gpu: bool,
     }
+    // Each replica is a scope of its own when there are several, or when
+    // the bundle has targets besides one replica's; a lone replica's rows
+    // are the fleet's, under its name too. Either way: the fleet, then
+    // every replica.
     let per_replica = replicas.len() > 1 || (replicas.len() == 1 && store.targets().len() > 2);
-    let one_replica = !per_replica && !replicas.is_empty();
-    let scope_count = 1 + if per_replica {
-        replicas.len()
-    } else {
-        usize::from(one_replica)
-    };
-    let owned = |scope: &Scope| {
-        gpu_owner
-            .values()
-            .filter(|o| o.as_str() == scope.as_str())
-            .count()
-    };
+    let scope_count = 1 + replicas.len();
+    let owned = |name: &str| gpu_owner.values().filter(|o| o.as_str() == name).count();
     // GPU aggregates are rows of scopes with a GPU: the fleet, and each
     // replica that owns two or more.
     let aggregates = usize::from(!gpus.is_empty())
-        + if per_replica {
-            replicas
-                .iter()
-                .filter(|(_, name)| owned(&Scope::Replica(name.clone())) >= 2)
-                .count()
-        } else if one_replica {
-            usize::from(owned(&Scope::Replica(replicas[0].1.clone())) >= 2)
-        } else {
-            0
-        };
+        + replicas.iter().filter(|(_, name)| owned(name) >= 2).count();
     let mut rows = Rows::default();
     rows.latency.reserve_exact(scope_count * n);
     rows.efficiency.reserve_exact(scope_count * n);
@@ -352,42 +337,27 @@ pub fn analyse(
     let mut layout_mismatch = fleet_in.layout_mismatch;
     // (replica's target, its scope), for the queueing analysis.
     let mut replica_scopes: Vec<(TargetId, Scope)> = Vec::new();
-    if per_replica {
-        for (id, name) in &replicas {
-            let scope = Scope::Replica(name.clone());
+    for (id, name) in &replicas {
+        let scope = Scope::Replica(name.clone());
+        let own = per_replica.then(|| {
             let s = read_scope(&q, Some(&[*id]));
-            layout_mismatch.extend(s.layout_mismatch);
             let mine: Vec<&Vec<GpuInputs>> = gpus
                 .iter()
                 .filter(|(k, _)| gpu_owner.get(*k) == Some(name))
                 .map(|(_, v)| v)
                 .collect();
             let gpu = (!mine.is_empty()).then(|| combine_gpus(&mine, n));
-            let aggregate = owned(&scope) >= 2;
-            scope_rows(
-                &q,
-                &mut rows,
-                None,
-                &scope,
-                &s.windows,
-                gpu.as_deref(),
-                aggregate,
-            );
-            replica_scopes.push((*id, scope));
-        }
-    } else if let Some((id, name)) = replicas.first() {
-        // One replica: its rows are the fleet's, under its own name too.
-        let scope = Scope::Replica(name.clone());
-        let aggregate = owned(&scope) >= 2;
-        scope_rows(
-            &q,
-            &mut rows,
-            None,
-            &scope,
-            &fleet.windows,
-            fleet_gpu,
-            aggregate,
-        );
+            (s, gpu)
+        });
+        let (windows, gpu) = match &own {
+            Some((s, gpu)) => {
+                layout_mismatch.extend(s.layout_mismatch.iter().copied());
+                (s.windows.as_slice(), gpu.as_deref())
+            }
+            None => (fleet.windows.as_slice(), fleet_gpu),
+        };
+        let aggregate = owned(name) >= 2;
+        scope_rows(&q, &mut rows, None, &scope, windows, gpu, aggregate);
         replica_scopes.push((*id, scope));
     }
     drop(gpus);
