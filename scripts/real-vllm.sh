@@ -19,7 +19,8 @@ Usage:
   real-vllm.sh install                   install vLLM's CPU build into a private venv (idempotent)
   real-vllm.sh model                     build the tiny random Llama and its tokenizer (deterministic)
   real-vllm.sh capture SCENARIO -o DIR   serve, drive SCENARIO's load, capture every 5 s:
-                                         DIR/SCENARIO.zip and DIR/SCENARIO.client.jsonl
+                                         DIR/SCENARIO.zip (collect.sh), DIR/SCENARIO.curl.tar.gz
+                                         (a plain curl loop beside it) and DIR/SCENARIO.client.jsonl
   real-vllm.sh serve [VLLM FLAGS...]     serve the tiny model on 127.0.0.1 in the foreground
   real-vllm.sh scenarios                 list the scenarios
   real-vllm.sh --check                   install, build, capture the `check` scenario, report,
@@ -201,11 +202,19 @@ capture() {
     start_server "${flags[@]}"
     wait_healthy
 
-    local collect_pid load_pid
+    local collect_pid curl_pid load_pid twin="$dir/$name.curl"
     "$ROOT/scripts/collect.sh" --vllm "http://127.0.0.1:$PORT/metrics" --interval 5 --duration 2h \
         --device cpu -o "$dir/$name.zip" &
     collect_pid=$!
     PIDS+=("$collect_pid")
+    # The same server read the way a user without our collector would: a
+    # plain curl loop, 5 s apart, files named by the epoch second, no
+    # manifest (a failed scrape leaves an empty file, as it would).
+    rm -rf "$twin"
+    mkdir -p "$twin"
+    curl_loop "$twin" &
+    curl_pid=$!
+    PIDS+=("$curl_pid")
     sleep 10 # a few scrapes before the load
     "$VENV/bin/python" "$HERE/load.py" --base "http://127.0.0.1:$PORT" --model tiny-llama \
         --scenario "$HERE/scenarios.json" "$name" --vocab "$(vocab)" --out "$dir/$name.client.jsonl" &
@@ -220,12 +229,24 @@ capture() {
     fi
     wait "$load_pid"
     sleep 12 # the last requests' counters in two more scrapes
-    kill -TERM "$collect_pid"
+    kill -TERM "$collect_pid" "$curl_pid"
     wait "$collect_pid" || true
+    wait "$curl_pid" || true
+    tar -czf "$dir/$name.curl.tar.gz" -C "$dir" "$name.curl"
     stop_pid "$SERVER_PID"
     local n
     n=$(grep -c '"outcome"' "$dir/$name.client.jsonl" || true)
     say "capture $name: $dir/$name.zip, $n requests in $dir/$name.client.jsonl"
+}
+
+# A user's scrape loop: `curl` every 5 s into a file named by the time.
+curl_loop() {
+    local out=$1
+    trap 'exit 0' TERM
+    while :; do
+        curl -s -m 4 "http://127.0.0.1:$PORT/metrics" >"$out/metrics-$(date +%s).txt" || true
+        sleep 5
+    done
 }
 
 vocab() {

@@ -16,14 +16,32 @@
   const mb = (n) => (n / 1048576).toFixed(n < 10485760 ? 1 : 0) + ' MiB';
 
   // The form's fields and where each sits in the core's Settings (JSON);
-  // the defaults come from the core when the worker is ready.
+  // the objectives' inputs are built from the core's registry and the
+  // defaults come from the core, both when the worker is ready.
   const FIELDS = [
     ['window', ['window_ms']],
-    ['ttft', ['slo', 'ttft_p95_ms']],
-    ['itl', ['slo', 'itl_p95_ms']],
-    ['queue', ['slo', 'queue_concurrency']],
-    ['errab', ['slo', 'error_abort_pct']],
   ];
+
+  // One input per objective of the core's registry: id `slo-NAME` (the
+  // `--slo` name), its label, its unit's step.
+  function buildSloFields(slos) {
+    const box = $('slo-fields');
+    if (state.sloBuilt || !slos) return;
+    state.sloBuilt = true;
+    for (const s of slos) {
+      const label = document.createElement('label');
+      label.title = s.meaning;
+      label.append(s.label + ' ');
+      const input = document.createElement('input');
+      input.id = 'slo-' + s.name;
+      input.type = 'number';
+      input.min = s.unit === 'percent' ? '0' : '1';
+      input.step = s.unit === 'requests' ? '1' : 'any';
+      label.appendChild(input);
+      box.appendChild(label);
+      FIELDS.push([input.id, ['slo', s.field]]);
+    }
+  }
 
   // Once, when the worker first starts (a restarted worker keeps what the
   // user typed).
@@ -120,6 +138,7 @@
       $('version').textContent = 'vLLM Lens ' + m.version;
       state.defaults = m.defaults;
       state.sampleName = m.sample;
+      buildSloFields(m.slos);
       fillDefaults(m.defaults);
       state.ready = true;
       if (document.body.dataset.state === 'starting') setState('idle');

@@ -7,7 +7,7 @@
 // page hands it the wasm (base64) once, then bundles; it keeps the loaded
 // bundle in a Session and renders the report for any settings without
 // re-reading it.
-const { initSync, Session, Inflater, Loading, Hasher, compare_sessions, default_settings, sample_bundle, sample_name, version } = wasm_bindgen;
+const { initSync, Session, Inflater, Loading, Hasher, compare_sessions, default_settings, slo_fields, sample_bundle, sample_name, version } = wasm_bindgen;
 let vllmLensSession = null;
 let vllmLensExports = null; // the wasm instance's exports, from initSync
 let vllmLensPair = null;
@@ -386,7 +386,7 @@ async function vllmLensHandle(event) {
       vllmLensExports = initSync({ module: vllmLensDecode(m.wasm) });
       vllmLensPort = m.port || null;
       vllmLensWarmUp(true);
-      self.postMessage({ type: 'ready', version: version(), sample: sample_name(), defaults: JSON.parse(default_settings()) });
+      self.postMessage({ type: 'ready', version: version(), sample: sample_name(), defaults: JSON.parse(default_settings()), slos: JSON.parse(slo_fields()) });
     } else if (m.type === 'load-bytes') {
       vllmLensReplace(await vllmLensLoad(m.name, new Uint8Array(m.buffer)));
       vllmLensLoadMs = performance.now() - t0;

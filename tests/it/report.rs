@@ -378,8 +378,18 @@ fn replicas_and_gpus_are_mapped() {
     let r = report("two-replicas-rr");
     assert_eq!(r.deployment.replicas, ["vllm-0", "vllm-1"]);
     assert_eq!(r.deployment.gpu_to_replica.len(), 2);
-    assert!(r.deployment.gpu_to_replica.values().any(|v| v == "vllm-0"));
-    assert!(r.deployment.gpu_to_replica.values().any(|v| v == "vllm-1"));
+    assert!(
+        r.deployment
+            .gpu_to_replica
+            .values()
+            .any(|v| v.as_str() == "vllm-0")
+    );
+    assert!(
+        r.deployment
+            .gpu_to_replica
+            .values()
+            .any(|v| v.as_str() == "vllm-1")
+    );
     for replica in ["fleet", "vllm-0", "vllm-1"] {
         assert_eq!(
             r.rows
@@ -407,7 +417,7 @@ fn replicas_and_gpus_are_mapped() {
     }
     let r = report("no-prof-fields");
     assert_eq!(r.deployment.gpus, 2);
-    assert!(r.rows.gpu.iter().any(|x| x.gpu == "all"));
+    assert!(r.rows.gpu.iter().any(|x| x.gpu.is_all()));
 }
 
 /// `a10g-qwen3b-ramp` reports its 8-user and 32-user phases, and each
@@ -433,7 +443,7 @@ fn ramp_phases_match_the_truth() {
         r.rows
             .gpu
             .iter()
-            .find(|x| x.key.replica.is_fleet() && x.gpu == "all" && x.key.window_start_ms == t)
+            .find(|x| x.key.replica.is_fleet() && x.gpu.is_all() && x.key.window_start_ms == t)
             .map(|x| x.fields.clone())
     };
     let fleet_mem = |t: i64| {

@@ -44,6 +44,13 @@ pub fn default_settings() -> String {
     settings::defaults_json()
 }
 
+/// The objectives (the core's registry) for the page's form: field, name,
+/// label, unit and default of each.
+#[wasm_bindgen]
+pub fn slo_fields() -> String {
+    settings::slo_form_json()
+}
+
 /// A problem with one file (and line), for the page's error panel.
 #[derive(Debug, Serialize)]
 struct PanelDiagnostic {

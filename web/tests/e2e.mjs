@@ -152,11 +152,14 @@ for (const mode of ['served', 'file']) {
   if (!session) continue;
   const { page, requests, consoleErrors } = session;
   await check(`${mode}: the form shows the core's defaults, the ones the CLI uses`, async () => {
-    const form = await page.evaluate(() => Object.fromEntries(['window', 'ttft', 'itl', 'queue', 'errab'].map((id) => [id, Number(document.getElementById(id).value)])));
+    // One input per objective of the core's registry (slo-NAME), each
+    // holding the default the CLI uses.
+    const form = await page.evaluate(() => Object.fromEntries(
+      [...document.querySelectorAll('#settings input[id^="slo-"], #window')].map((e) => [e.id, Number(e.value)])));
     const cli = cliJson('a10g-qwen3b-ramp.zip').settings;
     assert.deepEqual(form, {
-      window: cli.window_ms, ttft: cli.slo.ttft_p95_ms, itl: cli.slo.itl_p95_ms,
-      queue: cli.slo.queue_concurrency, errab: cli.slo.error_abort_pct,
+      window: cli.window_ms, 'slo-ttft-p95': cli.slo.ttft_p95_ms, 'slo-itl-p95': cli.slo.itl_p95_ms,
+      'slo-queue-at': cli.slo.queue_concurrency, 'slo-error-abort': cli.slo.error_abort_pct,
     });
     assert.equal(await page.evaluate(() => window.vllmLens.sampleName), 'a10g-qwen3b-ramp.zip');
   });
@@ -247,13 +250,13 @@ with tarfile.open(sys.argv[2], 'w:gz') as t:
     const verdict = async () => (await pageJson(page)).slo.find((s) => s.id === 'ttft_p95').status;
     assert.equal(await verdict(), 'pass');
     let before = await counter(page, 'reports');
-    await page.fill('#ttft', '50');
-    await page.dispatchEvent('#ttft', 'change');
+    await page.fill('#slo-ttft-p95', '50');
+    await page.dispatchEvent('#slo-ttft-p95', 'change');
     await waitCounter(page, 'reports', before);
     assert.equal(await verdict(), 'fail');
     before = await counter(page, 'reports');
-    await page.fill('#ttft', '300');
-    await page.dispatchEvent('#ttft', 'change');
+    await page.fill('#slo-ttft-p95', '300');
+    await page.dispatchEvent('#slo-ttft-p95', 'change');
     await waitCounter(page, 'reports', before);
     assert.equal(await verdict(), 'pass');
     assert.equal(await counter(page, 'loads'), loads, 'the bundle was read again');

@@ -55,6 +55,26 @@ pub(crate) struct CapacityInput<'a> {
 /// Blocks, block size and tokens as `vllm:cache_config_info` states them.
 type CacheConfig = (Option<f64>, Option<f64>, Option<f64>);
 
+/// A label of the latest `vllm:cache_config_info` series of any replica.
+fn cache_label(store: &Store, replicas: &[(TargetId, String)], key: &str) -> Option<String> {
+    let mut best: Option<(i64, String)> = None;
+    for (i, s) in store.all_series().iter().enumerate() {
+        let sid = vllm_lens_store::SeriesId(i as u32);
+        if !replicas.iter().any(|(t, _)| *t == s.target())
+            || store.series_name(sid) != "vllm:cache_config_info"
+        {
+            continue;
+        }
+        let (Some(&last), Some(v)) = (s.times().last(), store.label(sid, key)) else {
+            continue;
+        };
+        if best.as_ref().is_none_or(|b| last > b.0) {
+            best = Some((last, v.to_string()));
+        }
+    }
+    best.map(|b| b.1)
+}
+
 /// `vllm:cache_config_info` of one replica: (blocks, block size, tokens).
 fn cache_config(store: &Store, target: TargetId) -> Option<CacheConfig> {
     let mut best: Option<(i64, CacheConfig)> = None;
@@ -496,7 +516,16 @@ pub(crate) fn capacity(i: &CapacityInput<'_>) -> Capacity {
         ceiling_pct,
         hit_pct: hit,
         shorter_than_a_block: shared.zip(block_size).is_some_and(|(sh, b)| sh < b),
+        enabled: cache_label(i.store, i.replicas, "enable_prefix_caching").and_then(|v| {
+            match v.to_ascii_lowercase().as_str() {
+                "true" => Some(true),
+                "false" => Some(false),
+                _ => None,
+            }
+        }),
     };
+    let blocks_overridden = cache_label(i.store, i.replicas, "num_gpu_blocks_override")
+        .is_some_and(|v| !matches!(v.as_str(), "" | "None" | "none" | "null"));
 
     // Preemption cost.
     let preemption = s
@@ -626,6 +655,7 @@ pub(crate) fn capacity(i: &CapacityInput<'_>) -> Capacity {
         kv_requests,
         admission_cap,
         binding_limit,
+        blocks_overridden,
         queueing_starts_at,
         max_concurrency_meeting,
         itl_floor_ms: floor.as_ref().map(|f| crate::analyses::round(f.ms)),

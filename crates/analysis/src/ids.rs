@@ -428,13 +428,16 @@ string_enum! {
 }
 
 /// Whom a row or event concerns: the whole fleet, or one replica (a vLLM
-/// target). In the JSON, `"fleet"` or the target's name.
+/// target); a GPU that no replica could be matched with is `Unassigned`.
+/// In the JSON, `"fleet"`, `"unassigned"` or the target's name.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Scope {
     /// Every replica together.
     Fleet,
     /// One replica (target name).
     Replica(String),
+    /// A GPU's rows when no replica owns it.
+    Unassigned,
 }
 
 impl Scope {
@@ -443,6 +446,15 @@ impl Scope {
         match self {
             Scope::Fleet => "fleet",
             Scope::Replica(name) => name,
+            Scope::Unassigned => "unassigned",
+        }
+    }
+
+    /// The replica's name, for a replica.
+    pub fn replica(&self) -> Option<&str> {
+        match self {
+            Scope::Replica(name) => Some(name),
+            _ => None,
         }
     }
 
@@ -467,10 +479,10 @@ impl Serialize for Scope {
 impl<'de> Deserialize<'de> for Scope {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Scope, D::Error> {
         let s = String::deserialize(d)?;
-        Ok(if s == "fleet" {
-            Scope::Fleet
-        } else {
-            Scope::Replica(s)
+        Ok(match s.as_str() {
+            "fleet" => Scope::Fleet,
+            "unassigned" => Scope::Unassigned,
+            _ => Scope::Replica(s),
         })
     }
 }
@@ -483,7 +495,69 @@ impl JsonSchema for Scope {
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         json_schema!({
             "type": "string",
-            "description": "`fleet` for every replica together, or a replica's target name."
+            "description": "`fleet` for every replica together, a replica's target name, or `unassigned` for a GPU no replica could be matched with."
+        })
+    }
+}
+
+/// Which GPU a row is: one (its UUID, or the tool's key where DCGM gives
+/// none), or every GPU of its scope together. In the JSON, the UUID or
+/// `"all"`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum GpuId {
+    /// Every GPU of the row's scope.
+    All,
+    /// One GPU.
+    One(String),
+}
+
+impl GpuId {
+    /// The JSON string.
+    pub fn as_str(&self) -> &str {
+        match self {
+            GpuId::All => "all",
+            GpuId::One(uuid) => uuid,
+        }
+    }
+
+    /// True for an aggregate.
+    pub fn is_all(&self) -> bool {
+        matches!(self, GpuId::All)
+    }
+}
+
+impl fmt::Display for GpuId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for GpuId {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for GpuId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<GpuId, D::Error> {
+        let s = String::deserialize(d)?;
+        Ok(if s == "all" {
+            GpuId::All
+        } else {
+            GpuId::One(s)
+        })
+    }
+}
+
+impl JsonSchema for GpuId {
+    fn schema_name() -> Cow<'static, str> {
+        Cow::Borrowed("GpuId")
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "description": "A GPU's UUID, or `all` for every GPU of the row's scope together."
         })
     }
 }

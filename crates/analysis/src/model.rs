@@ -9,8 +9,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use crate::ids::{
-    Addresses, FindingId, PhaseKind, QualityKind, RecId, Scope, SloId, StepId, TimelineKind,
+    Addresses, FindingId, GpuId, PhaseKind, QualityKind, RecId, Scope, SloId, StepId, TimelineKind,
 };
+pub use crate::levers::{Direction, Knob, Lever, Platform};
 
 /// Version of the JSON layout. 2: `queue_at_concurrency` is judged in
 /// requests in flight (was ms of queue time); SLO `cannot_tell`; the
@@ -48,6 +49,11 @@ pub struct Report {
     pub slo: Vec<SloResult>,
     /// What to do, ranked by the effect on what fails.
     pub recommendations: Vec<Recommendation>,
+    /// Rules that fired but are not shown, each with the reason (a lever
+    /// this capture forbids, an opposite lever ranked higher, nothing in
+    /// doubt to address).
+    #[serde(default)]
+    pub withheld: Vec<Withheld>,
     /// Alert rules and autoscaling triggers for this server (its metric
     /// names), each checked against the capture: what to watch whatever
     /// the verdict.
@@ -120,7 +126,7 @@ pub struct Deployment {
     /// vLLM replicas (targets).
     pub replicas: Vec<String>,
     /// GPU UUID → replica, from the manifest or pod/node labels.
-    pub gpu_to_replica: BTreeMap<String, String>,
+    pub gpu_to_replica: BTreeMap<String, Scope>,
     /// Engine arguments from the manifest.
     pub engine_args: BTreeMap<String, String>,
     /// What vLLM runs on, as the manifest states it (`gpu`, `cpu`);
@@ -453,7 +459,7 @@ pub struct GpuRow {
     #[serde(flatten)]
     pub key: RowKey,
     /// GPU UUID, or `all` for an aggregate.
-    pub gpu: String,
+    pub gpu: GpuId,
     /// The figures.
     #[serde(flatten)]
     pub fields: Gpu,
@@ -685,6 +691,24 @@ pub struct Recommendation {
     pub evidence: Vec<Evidence>,
     /// Snippets (alert rules, autoscaling triggers).
     pub snippets: Vec<Snippet>,
+    /// The settings it turns and which way (docs/report-schema.md,
+    /// "Levers"). Empty for an investigation.
+    #[serde(default)]
+    pub levers: Vec<Lever>,
+    /// Objectives its words say hold (each passes on the scorecard).
+    #[serde(default)]
+    pub claims_hold: Vec<SloId>,
+}
+
+/// A rule that fired but is not shown, and why.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Withheld {
+    /// The recommendation it would have made.
+    pub id: RecId,
+    /// The levers it would have turned.
+    pub levers: Vec<Lever>,
+    /// Why not: a lever rule (`L1`…), a rule check (`R1`…), in words.
+    pub reason: String,
 }
 
 /// A moment that matters.
@@ -910,6 +934,10 @@ pub struct PrefixCeiling {
     pub hit_pct: Option<f64>,
     /// The shared prefix is shorter than one block: never reused.
     pub shorter_than_a_block: bool,
+    /// Prefix caching as `vllm:cache_config_info{enable_prefix_caching}`
+    /// states it; `null` where no release label says.
+    #[serde(default)]
+    pub enabled: Option<bool>,
 }
 
 /// What preemptions cost.
@@ -972,6 +1000,10 @@ pub struct Capacity {
     pub admission_cap: Option<f64>,
     /// What limits concurrency first.
     pub binding_limit: BindingLimit,
+    /// `vllm:cache_config_info` sets `num_gpu_blocks_override`: the KV
+    /// pool's size is fixed, whatever the memory.
+    #[serde(default)]
+    pub blocks_overridden: bool,
     /// The fewest requests in flight seen with queueing.
     pub queueing_starts_at: Option<f64>,
     /// The largest concurrency that met each latency objective.

@@ -242,7 +242,17 @@ const fn r(
 }
 
 /// Fragments some rationales and actions take, filled where they apply.
+pub(crate) const MORE_KV_ROOM: &str = "Give the KV cache more room: {options}.";
 pub(crate) const LOWER_MAX_NUM_SEQS: &str = " Or lower --max-num-seqs so admitted requests fit the pool: the wait moves from recomputation to the queue, which the queue and TTFT objectives can afford here.";
+pub(crate) const LOWER_MAX_NUM_SEQS_ALONE: &str = "Lower --max-num-seqs so admitted requests fit the pool: the wait moves from recomputation to the queue, which the queue and TTFT objectives can afford here.";
+pub(crate) const PRESSURE_QUEUED_ONLY: &str = "Requests already queued from {start} in flight.";
+pub(crate) const HTTP_BEFORE_ENGINE: &str =
+    "more requests fail at the HTTP layer than in the engine, so most never reached it.";
+pub(crate) const HTTP_TRACKS_ENGINE: &str = "the HTTP errors track the engine's own.";
+pub(crate) const OR_LOWER_MAX_TOKENS: &str = " or lower max_tokens to fit it";
+pub(crate) const FLOOR_PART_UNREACHABLE: &str = " The weights alone take {floor} per step to stream on the {gpu}; FP8 weights bring that to {half}, still above the {objective} objective: quantization frees memory here, it cannot meet that objective on this hardware.";
+pub(crate) const MORE_PREFILL_COMPUTE: &str =
+    ", or give prefill more compute: tensor parallelism or a GPU with more FLOP/s";
 pub(crate) const QUEUE_SHARE_OF_TTFT: &str =
     "; queueing is {share} of the mean time to first token where TTFT misses its objective";
 pub(crate) const PRESSURE_QUEUED: &str = "Requests already queued from {start} in flight; the queue objective ({n}) still holds, but more load will break it.";
@@ -276,7 +286,7 @@ pub(crate) fn rec(id: RecId) -> RecText {
         R::TunePreemptions => r(
             "Stop the preemptions: the KV cache runs out",
             "{preemptions} preemptions per minute with the KV cache at up to {kv}: running requests are evicted and recomputed, and new ones wait for blocks.",
-            "Give the KV cache more room: a higher --gpu-memory-utilization, an FP8 KV cache (--kv-cache-dtype fp8), FP8 weights, or another GPU (tensor parallelism, a replica).{lower}",
+            "{room}{lower}",
             "Each lever costs something: memory headroom, accuracy, or hardware.",
         ),
         R::MoveToKserve => r(
@@ -288,7 +298,7 @@ pub(crate) fn rec(id: RecId) -> RecText {
         R::SetAutoscalingTrigger => r(
             "Autoscale on requests in flight, before they queue",
             "{pressure}",
-            "Add the KEDA trigger below: it keeps about {n} requests in flight per replica, the load the queue objective names, and waits five minutes before scaling down so the replica count does not flap.",
+            "Add the KEDA trigger below: it keeps about {target} requests in flight per replica ({why}), and waits five minutes before scaling down so the replica count does not flap.",
             "A new replica takes minutes to load the model; with fast start-up a higher target wastes less.",
         ),
         R::InvestigateRestart => r(
@@ -299,7 +309,7 @@ pub(crate) fn rec(id: RecId) -> RecText {
         ),
         R::InvestigateErrorBurst => r(
             "Find what caused the burst of errors",
-            "From {from} to {to} errors + aborts reached {errors} of finished requests and {http} of HTTP requests failed, against {overall} over the whole capture.",
+            "From {from} to {to}: {what}. The capture's own rate does not explain that many in so few requests.",
             "Read the server and gateway logs from {from} to {to}. 4xx are requests the server refused (client bugs, validation, payload size); 5xx and finished_reason=\"error\" failed in the server; aborts are requests the engine cancelled.",
             "A burst during a deploy or a client's load test may be expected; then exclude those minutes from the objective.",
         ),
@@ -312,7 +322,7 @@ pub(crate) fn rec(id: RecId) -> RecText {
         R::SpeedUpPrefill => r(
             "Shorten prefill: it is most of the time to first token",
             "Prefill is {share} of the mean time to first token where it misses ({prompt} prompt tokens per request on average); queueing is {queue}.",
-            "Send fewer prompt tokens (trim history, retrieved text or examples), put text that requests share first so the prefix cache can serve it, or give prefill more compute: tensor parallelism or a GPU with more FLOP/s. Prefill is compute-bound, so memory tricks do not help it.",
+            "Send fewer prompt tokens (trim history, retrieved text or examples), put text that requests share first so the prefix cache can serve it{compute}. Prefill is compute-bound, so memory tricks do not help it.",
             "Long prompts may be what the product needs; then the objective, not the deployment, is what to revisit.",
         ),
         R::QuantizeBeforeBuying => r(
@@ -366,7 +376,7 @@ pub(crate) fn rec(id: RecId) -> RecText {
         R::AlignClientTimeouts => r(
             "Give clients a deadline their answers can meet",
             "About {n} requests ({share} of finished requests) were answered 2xx but never finished in the engine: their clients hung up before the answer was complete.",
-            "Compare the clients' time-out with the longest answers they ask for: after a first token in {ttft} (mean), each further token takes {itl} (mean), so a deadline allows about {per_second} tokens per second. Raise the time-out or lower max_tokens to fit it (vLLM records max_tokens only for requests that finish, so the requests cut off are not in its histogram); vLLM stops a request when its client goes, so the cost is answers users never saw.",
+            "Compare the clients' time-out with the longest answers they ask for. Here answers start after {ttft} (mean) and then stream at about {rate} tokens per second ({itl} per token, mean): a 30 s deadline fits answers of up to about {in30} tokens, a 60 s one about {in60}. Raise the time-out{or_lower} (vLLM records max_tokens only for requests that finish, so the requests cut off are not in its histogram); vLLM stops a request when its client goes, so the cost is answers users never saw.",
             "The figure is an estimate (HTTP 2xx on completion handlers minus finished requests); a proxy that retries can inflate it.",
         ),
         R::EnablePrefixCaching => r(
@@ -375,6 +385,15 @@ pub(crate) fn rec(id: RecId) -> RecText {
             "Start vLLM with --enable-prefix-caching (the V1 engine's default); requests that share a system prompt then skip that part of prefill.",
             "If prompts share no text, caching changes nothing; it costs almost nothing either way.",
         ),
+    }
+}
+
+/// "a", "a or b", "a, b or c".
+pub(crate) fn list_or(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [a] => a.clone(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
     }
 }
 

@@ -38,6 +38,23 @@ fn repeats(values: &[f64]) -> f64 {
     same as f64 / (values.len() - 1) as f64
 }
 
+/// The histograms whose buckets were not cumulative somewhere (Prometheus
+/// forces them monotonic before reading a quantile).
+pub(crate) fn non_cumulative(whole: &crate::inputs::Inputs) -> Vec<Signal> {
+    let mut out: Vec<Signal> = whole
+        .hists
+        .iter()
+        .filter(|(_, h)| {
+            [0.5, 0.95, 0.99]
+                .iter()
+                .any(|&p| h.quantile(p).is_some_and(|x| x.forced_monotonic))
+        })
+        .map(|(s, _)| *s)
+        .collect();
+    out.sort();
+    out
+}
+
 pub(crate) fn data_quality(
     loaded: &Loaded,
     cat: &Catalogue,

@@ -221,6 +221,25 @@ pub(crate) struct ReplicaInput<'a> {
     pub latency: Vec<&'a Latency>,
 }
 
+/// Each replica's latency rows, for [`analyse`].
+pub(crate) fn replica_inputs<'a>(
+    replicas: &'a [(TargetId, crate::ids::Scope)],
+    latency: &'a [crate::model::Row<Latency>],
+) -> Vec<ReplicaInput<'a>> {
+    replicas
+        .iter()
+        .map(|(target, scope)| ReplicaInput {
+            target: *target,
+            name: scope.as_str(),
+            latency: latency
+                .iter()
+                .filter(|r| r.key.replica == *scope)
+                .map(|r| &r.fields)
+                .collect(),
+        })
+        .collect()
+}
+
 /// Reads queueing for every replica.
 pub(crate) fn analyse(
     store: &Store,

@@ -8,7 +8,9 @@ use vllm_lens_catalog::Signal;
 use vllm_lens_query::HistWindow;
 
 use crate::inputs::{GpuInputs, Inputs};
-use crate::model::{Bounds, Efficiency, Gpu, Latency, LatencyBounds, Memory, Outcomes, Workload};
+use crate::model::{
+    Bounds, Efficiency, Gpu, Latency, LatencyBounds, Memory, Outcomes, Summary, Workload,
+};
 
 /// The API server's completion handlers (client disconnects are counted
 /// on these).
@@ -197,13 +199,7 @@ pub(crate) fn outcomes(i: &Inputs) -> Outcomes {
         }
         found.map(|(n, ms)| (n, ms as f64))
     };
-    let finished = (!i.reasons.is_empty())
-        .then_some(total)
-        .or_else(|| increase(i, Signal::FinishedRequests));
-    let disconnects = match (completions_2xx, finished) {
-        (Some((ok, _)), Some(done)) => Some((ok - done).max(0.0)),
-        _ => None,
-    };
+    let disconnects = disconnects_raw(i).map(|d| d.max(0.0));
     let disconnects_per_min = match (disconnects, completions_2xx) {
         (Some(d), Some((_, ms))) if ms > 0.0 => Some(d * 60_000.0 / ms),
         _ => None,
@@ -218,6 +214,22 @@ pub(crate) fn outcomes(i: &Inputs) -> Outcomes {
         http_per_min_by_handler: by_handler,
         http_error_pct: (http_total > 0.0).then(|| 100.0 * http_errors / http_total),
     }
+}
+
+/// HTTP 2xx on the completion handlers minus finished requests, not
+/// clamped: negative where finishes and answers fall on either side of a
+/// scrape (the timing skew that bounds the estimate).
+pub(crate) fn disconnects_raw(i: &Inputs) -> Option<f64> {
+    let mut ok: Option<f64> = None;
+    for ((handler, status), x) in &i.http_handler {
+        if status == "2xx" && COMPLETION_HANDLERS.contains(&handler.as_str()) {
+            *ok.get_or_insert(0.0) += x.increase;
+        }
+    }
+    let finished = (!i.reasons.is_empty())
+        .then(|| i.reasons.values().map(|x| x.increase).sum::<f64>() + 0.0)
+        .or_else(|| increase(i, Signal::FinishedRequests));
+    Some(ok? - finished?)
 }
 
 /// VRAM used share of one GPU (or group): (max, mean) in %.
@@ -284,5 +296,19 @@ pub(crate) fn memory(i: &Inputs, g: Option<&GpuInputs>) -> Memory {
         vram_used_pct_avg: vram_avg,
         tokens_per_watt: ratio(gen_rate, power),
         tokens_per_joule: ratio(increase(i, Signal::GenerationTokens), energy_j),
+    }
+}
+
+/// The summary figures of some inputs (the whole capture, a phase).
+pub(crate) fn summary(start: i64, end: i64, i: &Inputs, g: Option<&GpuInputs>) -> Summary {
+    Summary {
+        window_start_ms: start,
+        window_end_ms: end,
+        latency: latency(i),
+        efficiency: efficiency(i),
+        workload: workload(i),
+        outcomes: outcomes(i),
+        gpu: g.map(gpu).unwrap_or_default(),
+        memory: memory(i, g),
     }
 }

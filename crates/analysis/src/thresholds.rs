@@ -51,9 +51,12 @@ pub const SHAPE_CHANGE_FACTOR: f64 = 2.0;
 
 /// HTTP error share at which HTTP errors fail rather than warn, %.
 pub const HTTP_ERROR_FAIL_PCT: f64 = 1.0;
-/// A window whose error + abort share is at least this many times the
-/// rest of the capture's, and at or above the objective, is a burst.
-pub const BURST_FACTOR: f64 = 5.0;
+/// A burst needs at least this many failures in a window: one or two
+/// are noise whatever their share.
+pub const BURST_MIN_EVENTS: f64 = 3.0;
+/// ...and the capture's own base rate must make that many failures in the
+/// window's requests this unlikely (a one-sided binomial test).
+pub const BURST_P_VALUE: f64 = 0.01;
 
 // Step 5: the GPU.
 
@@ -99,6 +102,9 @@ pub const LOAD_STEP_FACTOR: f64 = 1.5;
 /// ...and the difference is at least this many standard deviations of a
 /// Poisson count at the larger level (so noise on light load is not a step).
 pub const LOAD_STEP_SIGMAS: f64 = 3.0;
+/// A stretch at one load level at least this long is a plateau: a level
+/// shorter than that between two others is a stair of a ramp, ms.
+pub const PLATEAU_MS: i64 = 120_000;
 /// In-flight requests (mean) below which a window is idle.
 pub const IDLE_IN_FLIGHT: f64 = 0.5;
 

@@ -13,6 +13,7 @@ use vllm_lens_query::Verdict as Proof;
 
 use crate::Settings;
 use crate::analyses::{Ctx, RestartInfo};
+use crate::bursts::{Burst, BurstOf, BurstTest};
 use crate::ids::{FindingId, PhaseKind, SloId, TimelineKind};
 use crate::model::{
     Analysis, Phase, SloResult, SloStatus, Summary, TimelineEvent, Verdict, VerdictStatus,
@@ -45,6 +46,7 @@ pub(crate) fn describe_phase(
     f: &Summary,
     in_flight: Option<f64>,
     restarts: &[&RestartInfo],
+    burst: Option<&Burst>,
     settings: &Settings,
 ) -> String {
     let l = &f.latency;
@@ -68,18 +70,7 @@ pub(crate) fn describe_phase(
         PhaseKind::Down => parts.push("A replica could not be scraped".into()),
         PhaseKind::Idle => parts.push("No load".into()),
         PhaseKind::Burst => {
-            let o = &f.outcomes;
-            if let Some(p) = o.error_abort_pct {
-                parts.push(format!("Errors + aborts {p:.1} % of finished requests"));
-            }
-            let per = |s: &str| o.http_per_min_by_status.get(s).copied().unwrap_or(0.0);
-            if o.http_error_pct.is_some() {
-                parts.push(format!(
-                    "HTTP 4xx {}/min, 5xx {}/min",
-                    num(per("4xx")),
-                    num(per("5xx"))
-                ));
-            }
+            parts.extend(burst.iter().flat_map(|b| b.tests.iter()).map(burst_words));
         }
         PhaseKind::Warmup => parts.push("A new process's first minutes".into()),
         PhaseKind::Steady | PhaseKind::Ramp => {}
@@ -125,6 +116,43 @@ pub(crate) fn describe_phase(
     parts.join(", ")
 }
 
+/// One kind of burst in words, with its counts and the test: "52 of 1,310
+/// finished requests ended in error or abort (4.0 %, against 0.3 % over
+/// the capture; p < 0.001)".
+pub(crate) fn burst_words(t: &BurstTest) -> String {
+    let what = match t.of {
+        BurstOf::Engine => "finished requests ended in error or abort",
+        BurstOf::Http => "HTTP requests were answered 4xx or 5xx",
+    };
+    format!(
+        "{} of {} {what} ({}, against {} over the capture; {})",
+        num(t.burst.bad.round()),
+        num(t.burst.all.round()),
+        share_text(t.burst.pct()),
+        share_text(t.capture.pct()),
+        p_text(t.p_value)
+    )
+}
+
+/// A share in words that never rounds a non-zero share to "0.0 %".
+pub(crate) fn share_text(pct: Option<f64>) -> String {
+    match pct {
+        None => "?".into(),
+        Some(0.0) => "0 %".into(),
+        Some(p) if p < 0.1 => "under 0.1 %".into(),
+        Some(p) => format!("{p:.1} %"),
+    }
+}
+
+/// A p-value in words.
+fn p_text(p: f64) -> String {
+    if p < 0.001 {
+        "binomial p < 0.001".into()
+    } else {
+        format!("binomial p = {p:.3}")
+    }
+}
+
 /// True when the proven headroom on an objective is under 20 %.
 fn thin(ctx: &Ctx<'_>, slo: &SloResult) -> bool {
     if slo.status != SloStatus::Pass {
@@ -154,7 +182,7 @@ fn thin(ctx: &Ctx<'_>, slo: &SloResult) -> bool {
     }
 }
 
-fn slo_words(slo: &SloResult, floor: Option<f64>) -> String {
+fn slo_words(slo: &SloResult, floor: Option<f64>, disconnects: Option<f64>) -> String {
     match (slo.id, slo.status) {
         (SloId::ItlP95, SloStatus::Fail) if floor.is_some() => format!(
             "inter-token latency p95 is {} (objective {}), out of reach with these weights on this hardware: the decode floor is {} per step",
@@ -199,7 +227,13 @@ fn slo_words(slo: &SloResult, floor: Option<f64>) -> String {
             }
         }
         (SloId::ErrorAbortRate, SloStatus::Fail) => format!(
-            "errors + aborts are {} % of finished requests (objective < {} %)",
+            "errors + aborts{} are {} % of finished requests (objective < {} %)",
+            disconnects
+                .filter(|d| *d >= 1.0)
+                .map_or(String::new(), |d| format!(
+                    " with about {} client disconnects",
+                    num(d.round())
+                )),
             slo.value.map_or("?".into(), |v| format!("{v:.2}")),
             num(slo.threshold)
         ),
@@ -234,6 +268,16 @@ pub(crate) fn verdict(ctx: &Ctx<'_>, analyses: &[Analysis], timeline: &[Timeline
                     .into_iter()
                     .find(|(id, _)| *id == slo.id)
                     .map(|(_, ms)| ms),
+                ctx.summary.outcomes.client_disconnects,
+            )),
+            SloStatus::CannotTell if slo.id == SloId::ErrorAbortRate => risks.push(format!(
+                "errors + aborts with the estimated client disconnects cannot be told against {} % (the share lies {})",
+                num(slo.threshold),
+                slo.bounds.map_or("?".into(), |b| format!(
+                    "between {} and {} %",
+                    num(b.low),
+                    b.high.map_or("?".into(), num)
+                ))
             )),
             SloStatus::CannotTell => risks.push(format!(
                 "{} cannot be told against {} (it lies {})",
@@ -285,21 +329,25 @@ pub(crate) fn verdict(ctx: &Ctx<'_>, analyses: &[Analysis], timeline: &[Timeline
             ))
         ));
     }
-    for p in ctx.phases.iter().filter(|p| p.kind == PhaseKind::Burst) {
-        risks.push(format!(
-            "errors burst {} ({})",
-            span(p.start_ms, p.end_ms),
-            p.figures
-                .outcomes
-                .error_abort_pct
-                .map_or("?".into(), |x| format!("{x:.1} % errors + aborts"))
-        ));
+    for b in ctx.bursts {
+        let (a, z) = (ctx.windows[b.start].start_ms, ctx.window_end(b.end - 1));
+        for t in &b.tests {
+            risks.push(format!(
+                "{} burst {}: {}",
+                match t.of {
+                    BurstOf::Engine => "errors",
+                    BurstOf::Http => "HTTP errors",
+                },
+                span(a, z),
+                burst_words(t)
+            ));
+        }
     }
     // What users lost outside the objectives: refused requests, clients
     // that hung up (each a finding at its warning line).
     let severity = |id: FindingId| crate::model::severity_of(analyses, id);
     let o = &ctx.summary.outcomes;
-    let burst = ctx.phases.iter().any(|p| p.kind == PhaseKind::Burst);
+    let burst = !ctx.bursts.is_empty();
     if severity(FindingId::OutcomesHttpErrors) == Some(crate::model::Severity::Fail)
         && !burst
         && let Some(h) = o.http_error_pct
@@ -309,6 +357,7 @@ pub(crate) fn verdict(ctx: &Ctx<'_>, analyses: &[Analysis], timeline: &[Timeline
         ));
     }
     if severity(FindingId::OutcomesClientDisconnects) == Some(crate::model::Severity::Warn)
+        && ctx.slo(SloId::ErrorAbortRate) != Some(SloStatus::Fail)
         && let Some(n) = o.client_disconnects
     {
         risks.push(format!(

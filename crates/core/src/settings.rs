@@ -1,7 +1,8 @@
 //! The settings a shell hands the core, defined once for both shells: the
 //! [`Settings`] type with its defaults (deserialisable, so the page sends
 //! its form as JSON and reads the defaults from [`defaults_json`]), the
-//! names the CLI's `--slo NAME=VALUE` takes ([`SLO_KNOBS`]), the parsers of
+//! names the CLI's `--slo NAME=VALUE` takes ([`SLO_KNOBS`], the analysis'
+//! registry of objectives), the parsers of
 //! durations and sizes, and the checks every value passes before analysis
 //! ([`check`]).
 
@@ -22,75 +23,7 @@ impl std::fmt::Display for SettingsError {
 
 impl std::error::Error for SettingsError {}
 
-/// How an objective's value is written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Unit {
-    /// A latency: a bare number is milliseconds; `ms`, `s`, `m`, `h` allowed.
-    Millis,
-    /// A count of requests.
-    Requests,
-    /// A percentage; a trailing `%` allowed.
-    Percent,
-}
-
-/// One SLO objective a user can set: its `--slo` name, what it means, and
-/// where it lives in [`SloThresholds`].
-pub struct SloKnob {
-    /// The name `--slo` takes, e.g. `ttft-p95`.
-    pub name: &'static str,
-    /// What it means, for help text.
-    pub meaning: &'static str,
-    /// How its value is written.
-    pub unit: Unit,
-    /// Reads it.
-    pub get: fn(&SloThresholds) -> f64,
-    /// Sets it.
-    pub set: fn(&mut SloThresholds, f64),
-}
-
-/// The objectives, in the order the scorecard shows them.
-pub const SLO_KNOBS: &[SloKnob] = &[
-    SloKnob {
-        name: "ttft-p95",
-        meaning: "time to first token, p95 at most",
-        unit: Unit::Millis,
-        get: |s| s.ttft_p95_ms,
-        set: |s, v| s.ttft_p95_ms = v,
-    },
-    SloKnob {
-        name: "itl-p95",
-        meaning: "inter-token latency, p95 at most",
-        unit: Unit::Millis,
-        get: |s| s.itl_p95_ms,
-        set: |s, v| s.itl_p95_ms = v,
-    },
-    SloKnob {
-        name: "queue-at",
-        meaning: "requests in flight per replica that must be admitted without waiting",
-        unit: Unit::Requests,
-        get: |s| s.queue_concurrency,
-        set: |s, v| s.queue_concurrency = v,
-    },
-    SloKnob {
-        name: "error-abort",
-        meaning: "errors + aborts below this share of finished requests",
-        unit: Unit::Percent,
-        get: |s| s.error_abort_pct,
-        set: |s, v| s.error_abort_pct = v,
-    },
-];
-
-impl SloKnob {
-    /// The value as `--slo` writes it, e.g. `300ms`, `12`, `0.5%`.
-    pub fn show(&self, slo: &SloThresholds) -> String {
-        let v = (self.get)(slo);
-        match self.unit {
-            Unit::Millis => format!("{v}ms"),
-            Unit::Requests => format!("{v}"),
-            Unit::Percent => format!("{v}%"),
-        }
-    }
-}
+pub use vllm_lens_analysis::slo::registry::{SLOS as SLO_KNOBS, Slo as SloKnob, Unit};
 
 /// The SLO objectives with their defaults, e.g. `ttft-p95=300ms,
 /// itl-p95=50ms, queue-at=12, error-abort=0.5%` (for help text).
@@ -275,6 +208,26 @@ pub fn from_json(json: &str) -> Result<Settings, SettingsError> {
 /// The defaults as JSON, for the page's form.
 pub fn defaults_json() -> String {
     serde_json::to_string(&Settings::default()).unwrap_or_else(|_| "{}".into())
+}
+
+/// The objectives for a form, as JSON: per objective its settings field,
+/// `--slo` name, label, unit and default, in the scorecard's order (the
+/// page builds its SLO inputs from it).
+pub fn slo_form_json() -> String {
+    let list: Vec<serde_json::Value> = SLO_KNOBS
+        .iter()
+        .map(|k| {
+            serde_json::json!({
+                "field": k.field,
+                "name": k.name,
+                "label": k.label,
+                "meaning": k.meaning,
+                "unit": k.unit,
+                "default": k.default_value(),
+            })
+        })
+        .collect();
+    serde_json::Value::Array(list).to_string()
 }
 
 #[cfg(test)]

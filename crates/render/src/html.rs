@@ -554,7 +554,7 @@ impl Ctx<'_> {
                     .rows
                     .gpu
                     .iter()
-                    .filter(|x| x.key.replica.is_fleet() && x.gpu == "all")
+                    .filter(|x| x.key.replica.is_fleet() && x.gpu.is_all())
                 {
                     by_time.entry(x.key.window_start_ms).or_insert(x);
                 }

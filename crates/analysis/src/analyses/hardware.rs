@@ -115,7 +115,7 @@ pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
     let g = &ctx.summary.gpu;
     let estimated = estimated_utilisation(ctx.capacity);
     let Some(util) = g.gpu_util_pct_avg else {
-        out.push(if ctx.cpu_server {
+        out.push(if ctx.cpu_server() {
             no_gpu(
                 F::HardwareDcgmMissing,
                 "GPU utilisation",

@@ -43,7 +43,7 @@ pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
             "KV-cache usage",
             &[Signal::KvUsage],
         )),
-        (Some(_), None) if ctx.cpu_server => out.push(no_gpu(
+        (Some(_), None) if ctx.cpu_server() => out.push(no_gpu(
             F::MemoryVramMissing,
             "VRAM used",
             &[Signal::FbUsed, Signal::FbFree],
@@ -113,7 +113,7 @@ pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
                 &[],
             ));
         }
-        _ if ctx.cpu_server => out.push(no_gpu(
+        _ if ctx.cpu_server() => out.push(no_gpu(
             F::MemoryEnergyMissing,
             "Tokens per joule",
             &[Signal::Energy, Signal::Power],

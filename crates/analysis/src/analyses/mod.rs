@@ -29,6 +29,7 @@ pub(crate) mod workload;
 #[derive(Clone, Debug)]
 pub(crate) struct FleetWindow {
     pub start_ms: i64,
+    pub end_ms: i64,
     pub latency: Latency,
     pub efficiency: Efficiency,
     pub workload: Workload,
@@ -80,14 +81,18 @@ pub(crate) struct Ctx<'a> {
     pub slo: &'a [SloResult],
     pub queue: &'a QueueReport,
     pub restarts: &'a [RestartInfo],
+    /// Error bursts (runs of windows, with their tests).
+    pub bursts: &'a [crate::bursts::Burst],
     /// The fleet's histograms over the whole capture.
     pub hists: &'a BTreeMap<Signal, HistWindow>,
     pub replicas: usize,
     pub engine_v1: bool,
     /// The V0 lifetime prefix-cache hit rate at the end of the capture.
     pub prefix_lifetime: Option<f64>,
-    /// A CPU server, as the manifest states, with no GPU seen.
-    pub cpu_server: bool,
+    /// What the server runs on (GPU, CPU, or unknown).
+    pub platform: crate::levers::Platform,
+    /// Time to first token's parts where it misses (means).
+    pub ttft_parts: Option<crate::slo::TtftParts>,
 }
 
 impl Ctx<'_> {
@@ -159,6 +164,26 @@ impl Ctx<'_> {
             windows,
             ..self.ev(label, value, unit, signals)
         }
+    }
+
+    /// The end of window `w`, ms.
+    pub fn window_end(&self, w: usize) -> i64 {
+        self.windows.get(w).map_or(0, |x| x.end_ms)
+    }
+
+    /// A CPU server: the manifest says so and no GPU was seen.
+    pub fn cpu_server(&self) -> bool {
+        self.platform == crate::levers::Platform::Cpu
+    }
+
+    /// Prefix caching is on: the configuration says so, or the cache hit.
+    pub fn prefix_caching_on(&self) -> bool {
+        self.capacity.prefix.enabled == Some(true)
+            || self
+                .summary
+                .efficiency
+                .prefix_cache_hit_pct
+                .is_some_and(|h| h > 0.0)
     }
 
     /// The windows where `f` holds.

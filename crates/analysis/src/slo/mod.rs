@@ -25,6 +25,8 @@ use crate::rows;
 use crate::text::{bucket_text, ms_text, num, plural};
 use crate::{SloId, analyses::round};
 
+pub mod registry;
+
 /// What the scorecard reads.
 pub(crate) struct SloInput<'a> {
     pub thresholds: &'a SloThresholds,
@@ -38,6 +40,32 @@ pub(crate) struct SloInput<'a> {
     /// Window starts, ms.
     pub starts: &'a [i64],
     pub queue: &'a QueueReport,
+}
+
+/// The mean parts of time to first token where it misses (its failing
+/// windows, or the whole capture when none is proven over), ms.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct TtftParts {
+    pub queue_ms: f64,
+    pub prefill_ms: f64,
+    /// TTFT − queue − prefill (the API server, or edges of the capture).
+    pub rest_ms: f64,
+}
+
+impl TtftParts {
+    /// (queue, prefill, rest) as shares of their sum, 0..=1.
+    pub fn shares(&self) -> (f64, f64, f64) {
+        let total = self.queue_ms + self.prefill_ms + self.rest_ms;
+        if total > 0.0 {
+            (
+                self.queue_ms / total,
+                self.prefill_ms / total,
+                self.rest_ms / total,
+            )
+        } else {
+            (1.0, 0.0, 0.0)
+        }
+    }
 }
 
 fn names(cat: &Catalogue, signals: &[Signal]) -> Vec<String> {
@@ -57,29 +85,42 @@ fn ev(cat: &Catalogue, label: &str, value: Option<f64>, unit: &str, s: &[Signal]
     }
 }
 
-/// Judges the four SLOs.
-pub(crate) fn scorecard(i: &SloInput<'_>) -> Vec<SloResult> {
-    let t = i.thresholds;
-    vec![
-        quantile(
-            i,
-            SloId::TtftP95,
-            Signal::Ttft,
-            t.ttft_p95_ms,
-            "Time to first token",
-            "requests",
-        ),
-        quantile(
-            i,
-            SloId::ItlP95,
-            Signal::InterTokenLatency,
-            t.itl_p95_ms,
-            "Inter-token latency",
-            "tokens",
-        ),
-        queue(i),
-        errors(i),
-    ]
+/// Judges every objective of [`registry::SLOS`]; also the parts of time to
+/// first token where it is in doubt.
+pub(crate) fn scorecard(i: &SloInput<'_>) -> (Vec<SloResult>, Option<TtftParts>) {
+    let results: Vec<SloResult> = registry::SLOS.iter().map(|s| (s.judge)(i)).collect();
+    let parts = results
+        .iter()
+        .find(|r| r.id == SloId::TtftP95)
+        .filter(|r| matches!(r.status, SloStatus::Fail | SloStatus::CannotTell))
+        .and_then(|r| ttft_mean_parts(i, &picked(i, &r.failing_windows)));
+    (results, parts)
+}
+
+/// The windows proven over (by start), or every window when none is.
+fn picked(i: &SloInput<'_>, failing: &[i64]) -> Vec<usize> {
+    if failing.is_empty() {
+        (0..i.windows.len()).collect()
+    } else {
+        i.starts
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| failing.contains(s))
+            .map(|(w, _)| w)
+            .collect()
+    }
+}
+
+/// TTFT's mean parts over some windows.
+fn ttft_mean_parts(i: &SloInput<'_>, pick: &[usize]) -> Option<TtftParts> {
+    let (inputs, _) = over(i, pick);
+    let l = rows::latency(&inputs);
+    let (ttft, q, p) = (l.ttft_ms?, l.queue_ms?, l.prefill_ms?);
+    Some(TtftParts {
+        queue_ms: q,
+        prefill_ms: p,
+        rest_ms: (ttft - q - p).max(0.0),
+    })
 }
 
 fn bounds(h: &HistWindow, q: f64) -> Option<Bounds> {
@@ -89,7 +130,7 @@ fn bounds(h: &HistWindow, q: f64) -> Option<Bounds> {
     })
 }
 
-fn quantile(
+pub(super) fn quantile(
     i: &SloInput<'_>,
     id: SloId,
     signal: Signal,
@@ -209,16 +250,7 @@ fn quantile(
         undecided.len()
     );
     let breakdown = if status == SloStatus::Fail || status == SloStatus::CannotTell {
-        let pick: Vec<usize> = if failing.is_empty() {
-            (0..i.windows.len()).collect()
-        } else {
-            i.starts
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| failing.contains(s))
-                .map(|(w, _)| w)
-                .collect()
-        };
+        let pick = picked(i, &failing);
         match id {
             SloId::TtftP95 => ttft_parts(i, &pick),
             _ => itl_parts(i, &pick),
@@ -370,7 +402,7 @@ fn itl_parts(i: &SloInput<'_>, pick: &[usize]) -> Vec<Evidence> {
     ]
 }
 
-fn queue(i: &SloInput<'_>) -> SloResult {
+pub(super) fn queue(i: &SloInput<'_>) -> SloResult {
     let n = i.thresholds.queue_concurrency;
     let q = i.queue;
     let title = format!("No queueing at {} requests in flight", num(n));
@@ -469,79 +501,79 @@ fn queue(i: &SloInput<'_>) -> SloResult {
     }
 }
 
-fn errors(i: &SloInput<'_>) -> SloResult {
+/// Errors + aborts, with the client disconnects the engine does not count
+/// (see [`Disconnects`]).
+pub(super) fn errors(i: &SloInput<'_>) -> SloResult {
     let t = i.thresholds.error_abort_pct;
-    let whole = rows::outcomes(i.whole);
-    let v = whole.error_abort_pct;
-    let status = match v {
+    let count = |x: &Inputs, r: &str| x.reasons.get(r).map_or(0.0, |c| c.increase);
+    let bad = count(i.whole, "error") + count(i.whole, "abort");
+    let finished: f64 = i.whole.reasons.values().map(|x| x.increase).sum::<f64>() + 0.0;
+    let engine_pct = rows::outcomes(i.whole).error_abort_pct;
+    let d = Disconnects::of(i);
+    // (low, estimate, high), %.
+    let share = |extra: f64| 100.0 * (bad + extra) / (finished + extra);
+    let range = match (engine_pct, d) {
+        (None, _) => None,
+        (Some(e), None) => Some((e, e, e)),
+        (Some(_), Some(d)) => Some((share(d.low), share(d.estimate), share(d.high))),
+    };
+    let status = match range {
         None => SloStatus::NotExercised,
-        Some(v) if v < t => SloStatus::Pass,
-        Some(_) => SloStatus::Fail,
+        Some((_, _, hi)) if hi < t => SloStatus::Pass,
+        Some((lo, _, _)) if lo >= t => SloStatus::Fail,
+        Some(_) => SloStatus::CannotTell,
     };
     let mut failing = Vec::new();
     for (w, inputs) in i.windows.iter().enumerate() {
-        if rows::outcomes(inputs)
-            .error_abort_pct
-            .is_some_and(|x| x >= t)
-        {
+        let o = rows::outcomes(inputs);
+        let done: f64 = inputs.reasons.values().map(|x| x.increase).sum::<f64>();
+        let extra = o.client_disconnects.unwrap_or(0.0);
+        let bad_w = count(inputs, "error") + count(inputs, "abort");
+        if done + extra > 0.0 && 100.0 * (bad_w + extra) / (done + extra) >= t {
             failing.push(w);
         }
     }
-    let breakdown = if status == SloStatus::Fail {
-        let pick = if failing.is_empty() {
-            (0..i.windows.len()).collect()
-        } else {
-            failing.clone()
-        };
-        let (inputs, _) = over(i, &pick);
-        let count = |r: &str| inputs.reasons.get(r).map(|x| x.increase);
-        let status = |s: &str| inputs.http_status.get(s).map(|x| x.increase);
-        let scope = scope_label(i, &pick);
-        let cat = i.catalogue;
-        let mut parts = vec![
-            ev(
-                cat,
-                &format!("finished_reason=error ({scope})"),
-                count("error"),
-                "requests",
-                &[Signal::FinishedRequests],
-            ),
-            ev(
-                cat,
-                &format!("finished_reason=abort ({scope})"),
-                count("abort"),
-                "requests",
-                &[Signal::FinishedRequests],
-            ),
-        ];
-        parts.sort_by(|a, b| b.value.unwrap_or(0.0).total_cmp(&a.value.unwrap_or(0.0)));
-        parts.push(ev(
-            cat,
-            &format!("HTTP 4xx ({scope})"),
-            status("4xx"),
-            "requests",
-            &[Signal::HttpRequests],
-        ));
-        parts.push(ev(
-            cat,
-            &format!("HTTP 5xx ({scope})"),
-            status("5xx"),
-            "requests",
-            &[Signal::HttpRequests],
-        ));
-        parts
+    let breakdown = if matches!(status, SloStatus::Fail | SloStatus::CannotTell) {
+        error_parts(i, &failing, d)
     } else {
         Vec::new()
+    };
+    let value = range.map(|r| r.1);
+    let method = match d {
+        Some(d) => format!(
+            "(finished_reason error + abort + estimated client disconnects) ÷ (finished requests + disconnects) over the whole capture: engine errors + aborts {}, and about {} client disconnects (HTTP 2xx on the completion handlers − finished requests, between {} and {}: at each edge of the capture a finish and its answer can fall on either side of a scrape, by up to {} as seen in the capture's own windows), so the share lies between {} and {}.",
+            pct_text(engine_pct.unwrap_or_default()),
+            num(d.estimate.round()),
+            num(d.low.round()),
+            num(d.high.round()),
+            num(d.skew),
+            pct_text(range.map_or(0.0, |r| r.0)),
+            pct_text(range.map_or(0.0, |r| r.2)),
+        ),
+        None => "(finished_reason error + abort) ÷ all finished requests over the whole capture. Client disconnects cannot be estimated here (no HTTP status counts on the completion handlers), and vLLM V1 does not count them as aborts.".to_string(),
+    };
+    let verdict = match status {
+        SloStatus::CannotTell => format!(
+            " The objective ({} %) lies inside that range, so the capture cannot tell.",
+            num(t)
+        ),
+        _ => String::new(),
     };
     SloResult {
         id: SloId::ErrorAbortRate,
         title: format!("Errors + aborts < {} % of finished requests", num(t)),
         status,
-        value: v.map(round),
+        value: value.map(round),
         threshold: t,
-        headroom: v.map(|v| round(t - v)),
+        headroom: match status {
+            SloStatus::Pass | SloStatus::Fail => value.map(|v| round(t - v)),
+            _ => None,
+        },
         unit: "%".into(),
-        bounds: None,
+        bounds: range.filter(|r| r.0 != r.2).map(|r| Bounds {
+            low: round(r.0),
+            high: Some(round(r.2)),
+        }),
         admission_cap: None,
         queueing_starts_at: None,
         failing_windows: failing.iter().map(|&w| i.starts[w]).collect(),
@@ -549,8 +581,110 @@ fn errors(i: &SloInput<'_>) -> SloResult {
         excluded_windows: Vec::new(),
         breakdown,
         explanation: format!(
-            "(finished_reason error + abort) ÷ all finished requests over the whole capture; headroom in percentage points. Client disconnects are not counted by vLLM V1 (see Outcomes for the estimate). {} at or above the objective.",
+            "{method}{verdict} Headroom in percentage points. {} at or above the objective.",
             plural(failing.len(), "window", "windows")
         ),
     }
+}
+
+/// A share in words that never rounds a share above zero to "0 %".
+fn pct_text(p: f64) -> String {
+    if p == 0.0 {
+        "0 %".into()
+    } else if p < 0.01 {
+        "under 0.01 %".into()
+    } else {
+        format!("{} %", num((p * 100.0).round() / 100.0))
+    }
+}
+
+/// Client disconnects over the capture: HTTP 2xx on the completion
+/// handlers minus finished requests. Between scrapes the two counts run
+/// together; at each edge of the capture a request's finish and its answer
+/// can fall on either side of a scrape. The largest such skew any window
+/// shows (a window with more finishes than answers can only be skew) bounds
+/// the estimate at each edge: it lies within ± twice that skew (at least
+/// one request).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Disconnects {
+    pub estimate: f64,
+    pub low: f64,
+    pub high: f64,
+    /// The largest skew seen in one window, requests.
+    pub skew: f64,
+}
+
+impl Disconnects {
+    fn of(i: &SloInput<'_>) -> Option<Disconnects> {
+        let raw = rows::disconnects_raw(i.whole)?;
+        let skew = i
+            .windows
+            .iter()
+            .filter_map(rows::disconnects_raw)
+            .map(|x| (-x).max(0.0))
+            .fold(0.0, f64::max);
+        let estimate = raw.max(0.0);
+        let margin = (2.0 * skew).max(1.0);
+        Some(Disconnects {
+            estimate,
+            low: (estimate - margin).max(0.0),
+            high: estimate + margin,
+            skew,
+        })
+    }
+}
+
+/// A failing or undecided error objective, by its parts.
+fn error_parts(i: &SloInput<'_>, failing: &[usize], d: Option<Disconnects>) -> Vec<Evidence> {
+    let pick: Vec<usize> = if failing.is_empty() {
+        (0..i.windows.len()).collect()
+    } else {
+        failing.to_vec()
+    };
+    let (inputs, _) = over(i, &pick);
+    let count = |r: &str| inputs.reasons.get(r).map(|x| x.increase);
+    let status = |s: &str| inputs.http_status.get(s).map(|x| x.increase);
+    let scope = scope_label(i, &pick);
+    let cat = i.catalogue;
+    let mut parts = vec![
+        ev(
+            cat,
+            &format!("finished_reason=error ({scope})"),
+            count("error"),
+            "requests",
+            &[Signal::FinishedRequests],
+        ),
+        ev(
+            cat,
+            &format!("finished_reason=abort ({scope})"),
+            count("abort"),
+            "requests",
+            &[Signal::FinishedRequests],
+        ),
+    ];
+    if d.is_some() {
+        parts.push(ev(
+            cat,
+            &format!("client disconnects, estimated ({scope})"),
+            rows::outcomes(&inputs).client_disconnects,
+            "requests",
+            &[Signal::HttpRequests, Signal::FinishedRequests],
+        ));
+    }
+    parts.sort_by(|a, b| b.value.unwrap_or(0.0).total_cmp(&a.value.unwrap_or(0.0)));
+    parts.push(ev(
+        cat,
+        &format!("HTTP 4xx ({scope})"),
+        status("4xx"),
+        "requests",
+        &[Signal::HttpRequests],
+    ));
+    parts.push(ev(
+        cat,
+        &format!("HTTP 5xx ({scope})"),
+        status("5xx"),
+        "requests",
+        &[Signal::HttpRequests],
+    ));
+    parts
 }

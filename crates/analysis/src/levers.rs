@@ -1,0 +1,406 @@
+//! Levers: the settings a recommendation turns, and which way.
+//!
+//! Every recommendation declares its levers (a [`Knob`] and a
+//! [`Direction`]); the checks that keep advice consistent are made on
+//! them, never on words:
+//!
+//! - **Opposites.** No report holds two levers on the same knob in opposite
+//!   directions: the lower-ranked recommendation is withheld.
+//! - **The server's state.** Each knob says, per direction, what in the
+//!   capture forbids turning it ([`Lever::blocked`]): more sequences while
+//!   the KV cache is full, a longer `max_tokens` while the KV cache runs
+//!   out, smaller prefill chunks while time to first token is in doubt...
+//! - **The platform.** Each knob says where it exists ([`Knob::platforms`]):
+//!   no `--gpu-memory-utilization` or tensor parallelism on a CPU server.
+//! - **The configuration.** A KV pool fixed by `num_gpu_blocks_override`
+//!   does not grow with memory; prefix caching already on is not turned on.
+//!
+//! `docs/report-schema.md` has the table.
+
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::ids::SloId;
+use crate::model::{Deployment, SloStatus};
+use crate::thresholds::{KV_FULL_PCT, KV_WARN_PCT};
+
+/// What the server runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Platform {
+    /// A GPU was seen (DCGM, nvidia-smi) or the manifest names one.
+    Gpu,
+    /// The manifest says CPU and no GPU was seen.
+    Cpu,
+    /// Nothing says (a plain scrape of `/metrics` without DCGM).
+    Unknown,
+}
+
+impl Platform {
+    /// The platform as the bundle tells it.
+    pub fn of(d: &Deployment) -> Platform {
+        match d.device.as_deref() {
+            _ if d.gpus > 0 => Platform::Gpu,
+            Some("cpu") => Platform::Cpu,
+            Some(_) => Platform::Gpu,
+            None if d.gpu_model.is_some() => Platform::Gpu,
+            None => Platform::Unknown,
+        }
+    }
+}
+
+macro_rules! knobs {
+    ($( $(#[$m:meta])* $var:ident = $s:literal, )*) => {
+        /// A setting a recommendation can turn.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+        pub enum Knob {
+            $( $(#[$m])* #[serde(rename = $s)] $var, )*
+        }
+
+        impl Knob {
+            /// Every knob.
+            pub const ALL: &'static [Knob] = &[$(Knob::$var,)*];
+
+            /// The JSON string.
+            pub fn as_str(self) -> &'static str {
+                match self { $(Knob::$var => $s,)* }
+            }
+        }
+    };
+}
+
+knobs! {
+    /// `--max-num-seqs`: sequences the engine runs at once.
+    MaxNumSeqs = "max_num_seqs",
+    /// `--max-num-batched-tokens`: the token budget of one engine step.
+    MaxNumBatchedTokens = "max_num_batched_tokens",
+    /// The KV cache's memory: `--gpu-memory-utilization` on a GPU,
+    /// `VLLM_CPU_KVCACHE_SPACE` on a CPU.
+    KvCacheMemory = "kv_cache_memory",
+    /// Bytes per KV element (`--kv-cache-dtype fp8`: down).
+    KvCacheBytes = "kv_cache_bytes",
+    /// Bytes per weight (FP8 or INT4 weights: down).
+    WeightBytes = "weight_bytes",
+    /// `--tensor-parallel-size`.
+    TensorParallel = "tensor_parallel",
+    /// Replicas behind the load balancer (or an autoscaler's target).
+    Replicas = "replicas",
+    /// `--enable-prefix-caching` (up: on).
+    PrefixCaching = "prefix_caching",
+    /// `--block-size`.
+    BlockSize = "block_size",
+    /// `--api-server-count`, or the API server's CPU.
+    ApiServers = "api_servers",
+    /// Prefix- or session-aware routing across replicas (up: on).
+    PrefixRouting = "prefix_routing",
+    /// Prefill and decode on separate workers (up: on).
+    Disaggregation = "disaggregation",
+    /// The client's `max_tokens`.
+    ClientMaxTokens = "client_max_tokens",
+    /// The client's time-out.
+    ClientTimeout = "client_timeout",
+    /// Prompt tokens per request (trimmed history, retrieved text).
+    PromptTokens = "prompt_tokens",
+    /// Shared text first in the prompt, byte-identical (up: standardised).
+    PromptPrefixOrder = "prompt_prefix_order",
+}
+
+impl fmt::Display for Knob {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which way a lever turns a knob (on is up, off is down).
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// More, larger, on.
+    Up,
+    /// Fewer, smaller, off.
+    Down,
+}
+
+impl Direction {
+    /// The other way.
+    pub fn opposite(self) -> Direction {
+        match self {
+            Direction::Up => Direction::Down,
+            Direction::Down => Direction::Up,
+        }
+    }
+}
+
+/// A knob turned one way.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+pub struct Lever {
+    /// The setting.
+    pub knob: Knob,
+    /// Which way.
+    pub direction: Direction,
+}
+
+/// Shorthand for a lever.
+pub const fn up(knob: Knob) -> Lever {
+    Lever {
+        knob,
+        direction: Direction::Up,
+    }
+}
+
+/// Shorthand for a lever.
+pub const fn down(knob: Knob) -> Lever {
+    Lever {
+        knob,
+        direction: Direction::Down,
+    }
+}
+
+impl Knob {
+    /// Where the knob exists. A knob for GPUs only is also offered where the
+    /// platform is unknown (most vLLM servers run on GPUs), never on a CPU
+    /// server.
+    pub fn platforms(self) -> &'static [Platform] {
+        const ALL: &[Platform] = &[Platform::Gpu, Platform::Cpu, Platform::Unknown];
+        const GPU: &[Platform] = &[Platform::Gpu, Platform::Unknown];
+        match self {
+            Knob::KvCacheBytes | Knob::WeightBytes | Knob::TensorParallel => GPU,
+            _ => ALL,
+        }
+    }
+
+    /// How the knob is set on this platform, in the words of the action.
+    pub fn setting(self, platform: Platform) -> &'static str {
+        match (self, platform) {
+            (Knob::MaxNumSeqs, _) => "--max-num-seqs",
+            (Knob::MaxNumBatchedTokens, _) => "--max-num-batched-tokens",
+            (Knob::KvCacheMemory, Platform::Gpu) => "--gpu-memory-utilization",
+            (Knob::KvCacheMemory, Platform::Cpu) => "VLLM_CPU_KVCACHE_SPACE",
+            (Knob::KvCacheMemory, Platform::Unknown) => {
+                "the KV cache's memory (--gpu-memory-utilization on a GPU, VLLM_CPU_KVCACHE_SPACE on a CPU)"
+            }
+            (Knob::KvCacheBytes, _) => "--kv-cache-dtype fp8",
+            (Knob::WeightBytes, _) => "FP8 or INT4 weights",
+            (Knob::TensorParallel, _) => "--tensor-parallel-size",
+            (Knob::Replicas, _) => "replicas",
+            (Knob::PrefixCaching, _) => "--enable-prefix-caching",
+            (Knob::BlockSize, _) => "--block-size",
+            (Knob::ApiServers, _) => "--api-server-count",
+            (Knob::PrefixRouting, _) => "prefix-aware routing",
+            (Knob::Disaggregation, _) => "disaggregated prefill",
+            (Knob::ClientMaxTokens, _) => "the client's max_tokens",
+            (Knob::ClientTimeout, _) => "the client's time-out",
+            (Knob::PromptTokens, _) => "prompt tokens",
+            (Knob::PromptPrefixOrder, _) => "the prompt's shared prefix",
+        }
+    }
+}
+
+/// What in the capture the lever checks read.
+#[derive(Clone, Copy, Debug)]
+pub struct State {
+    /// Each objective's status, in [`SloId::ALL`] order.
+    pub slo: [Option<SloStatus>; 4],
+    /// The KV cache's peak, %.
+    pub kv_max: Option<f64>,
+    /// Preemptions were seen.
+    pub preempting: bool,
+    /// Something queued.
+    pub queued: bool,
+    /// Answers were cut at `max_tokens`.
+    pub truncated: bool,
+    /// What the server runs on.
+    pub platform: Platform,
+    /// `vllm:cache_config_info` fixes the pool (`num_gpu_blocks_override`).
+    pub blocks_overridden: bool,
+    /// Prefix caching is on (hits seen, or the configuration says so).
+    pub prefix_caching_on: bool,
+}
+
+impl State {
+    /// An objective's status.
+    pub fn status(&self, id: SloId) -> Option<SloStatus> {
+        let i = SloId::ALL.iter().position(|x| *x == id)?;
+        self.slo[i]
+    }
+
+    /// True when the objective fails or cannot be told.
+    pub fn in_doubt(&self, id: SloId) -> bool {
+        matches!(
+            self.status(id),
+            Some(SloStatus::Fail) | Some(SloStatus::CannotTell)
+        )
+    }
+
+    /// The KV cache runs out: full at its peak, or preempting.
+    pub fn kv_binds(&self) -> bool {
+        self.preempting || self.kv_max.is_some_and(|k| k >= KV_FULL_PCT)
+    }
+
+    /// Load pushes on capacity: something queued, or the KV cache passed
+    /// the line for scaling out.
+    pub fn pressure(&self) -> bool {
+        self.queued || self.kv_max.is_some_and(|k| k >= KV_WARN_PCT)
+    }
+}
+
+/// Why a lever may not be turned here: `(rule, reason)`.
+pub type Block = (&'static str, &'static str);
+
+impl Lever {
+    /// Why this lever may not be turned on this capture, if anything forbids
+    /// it (docs/report-schema.md, "Levers").
+    pub fn blocked(self, s: &State) -> Option<Block> {
+        use Direction::{Down, Up};
+        if !self.knob.platforms().contains(&s.platform) {
+            return Some((
+                "L1",
+                "the knob does not exist on this platform (a CPU server)",
+            ));
+        }
+        let ttft = s.in_doubt(SloId::TtftP95);
+        let itl_fails = s.status(SloId::ItlP95) == Some(SloStatus::Fail);
+        match (self.knob, self.direction) {
+            (Knob::MaxNumSeqs, Up) if s.kv_binds() => Some((
+                "L2",
+                "the KV cache is full or preempting: more sequences would preempt more",
+            )),
+            (Knob::MaxNumSeqs, Up) if itl_fails => Some((
+                "L3",
+                "inter-token latency fails: a bigger batch makes each step longer",
+            )),
+            (Knob::MaxNumSeqs, Down) if ttft || s.in_doubt(SloId::QueueAtConcurrency) => Some((
+                "L4",
+                "queueing or time to first token is in doubt: fewer sequences queue more",
+            )),
+            (Knob::MaxNumBatchedTokens, Down) if ttft => Some((
+                "L5",
+                "time to first token is in doubt: smaller prefill chunks raise it",
+            )),
+            (Knob::MaxNumBatchedTokens, Up) if itl_fails => Some((
+                "L6",
+                "inter-token latency fails: larger prefill chunks lengthen decode steps",
+            )),
+            (Knob::KvCacheMemory, Up) if s.blocks_overridden => Some((
+                "L7",
+                "num_gpu_blocks_override fixes the KV pool: more memory does not enlarge it",
+            )),
+            (Knob::Replicas, Up) if !s.pressure() => Some((
+                "L8",
+                "nothing queued and the KV cache stayed below 60 %: no pressure to scale for",
+            )),
+            (Knob::ClientMaxTokens, Up) if s.kv_binds() => Some((
+                "L9",
+                "the KV cache runs out: longer answers hold more of it",
+            )),
+            (Knob::ClientMaxTokens, Down) if s.truncated => Some((
+                "L10",
+                "answers are already cut at max_tokens: a lower one cuts more",
+            )),
+            (Knob::PrefixCaching, Up) if s.prefix_caching_on => {
+                Some(("L11", "prefix caching is already on"))
+            }
+            _ => None,
+        }
+    }
+
+    /// True when `other` turns the same knob the other way.
+    pub fn opposes(self, other: Lever) -> bool {
+        self.knob == other.knob && self.direction == other.direction.opposite()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state() -> State {
+        State {
+            slo: [Some(SloStatus::Pass); 4],
+            kv_max: Some(10.0),
+            preempting: false,
+            queued: true,
+            truncated: false,
+            platform: Platform::Gpu,
+            blocks_overridden: false,
+            prefix_caching_on: true,
+        }
+    }
+
+    #[test]
+    fn opposite_directions_oppose() {
+        let a = up(Knob::ClientMaxTokens);
+        assert!(a.opposes(down(Knob::ClientMaxTokens)));
+        assert!(!a.opposes(up(Knob::ClientMaxTokens)));
+        assert!(!a.opposes(down(Knob::ClientTimeout)));
+    }
+
+    #[test]
+    fn the_kv_cache_blocks_more_sequences_and_longer_answers() {
+        let mut s = state();
+        assert!(up(Knob::MaxNumSeqs).blocked(&s).is_none());
+        assert!(up(Knob::ClientMaxTokens).blocked(&s).is_none());
+        s.kv_max = Some(95.0);
+        assert_eq!(up(Knob::MaxNumSeqs).blocked(&s).map(|b| b.0), Some("L2"));
+        assert_eq!(
+            up(Knob::ClientMaxTokens).blocked(&s).map(|b| b.0),
+            Some("L9")
+        );
+        s.kv_max = Some(10.0);
+        s.preempting = true;
+        assert_eq!(up(Knob::MaxNumSeqs).blocked(&s).map(|b| b.0), Some("L2"));
+    }
+
+    #[test]
+    fn ttft_in_doubt_blocks_smaller_chunks_and_fewer_sequences() {
+        let mut s = state();
+        s.slo[0] = Some(SloStatus::CannotTell);
+        assert_eq!(
+            down(Knob::MaxNumBatchedTokens).blocked(&s).map(|b| b.0),
+            Some("L5")
+        );
+        assert_eq!(down(Knob::MaxNumSeqs).blocked(&s).map(|b| b.0), Some("L4"));
+        s.slo[0] = Some(SloStatus::Pass);
+        assert!(down(Knob::MaxNumBatchedTokens).blocked(&s).is_none());
+        assert!(down(Knob::MaxNumSeqs).blocked(&s).is_none());
+    }
+
+    #[test]
+    fn platforms_and_configuration() {
+        let mut s = state();
+        s.platform = Platform::Cpu;
+        assert_eq!(down(Knob::WeightBytes).blocked(&s).map(|b| b.0), Some("L1"));
+        assert_eq!(
+            up(Knob::TensorParallel).blocked(&s).map(|b| b.0),
+            Some("L1")
+        );
+        assert!(up(Knob::KvCacheMemory).blocked(&s).is_none());
+        assert_eq!(
+            Knob::KvCacheMemory.setting(Platform::Cpu),
+            "VLLM_CPU_KVCACHE_SPACE"
+        );
+        s.platform = Platform::Unknown;
+        assert!(down(Knob::WeightBytes).blocked(&s).is_none());
+        s.blocks_overridden = true;
+        assert_eq!(up(Knob::KvCacheMemory).blocked(&s).map(|b| b.0), Some("L7"));
+        assert_eq!(
+            up(Knob::PrefixCaching).blocked(&s).map(|b| b.0),
+            Some("L11")
+        );
+    }
+
+    #[test]
+    fn replicas_need_pressure() {
+        let mut s = state();
+        s.queued = false;
+        assert_eq!(up(Knob::Replicas).blocked(&s).map(|b| b.0), Some("L8"));
+        s.kv_max = Some(70.0);
+        assert!(up(Knob::Replicas).blocked(&s).is_none());
+    }
+}

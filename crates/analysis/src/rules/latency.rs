@@ -1,0 +1,395 @@
+//! Rules on latency: the API server, decode speed, prefill, and prefill's
+//! interference with decode.
+
+use vllm_lens_catalog::Signal;
+
+use super::{Fired, In, Rule, ev_itl_mean};
+use crate::ids::{Addresses as A, FindingId, RecId, SloId};
+use crate::levers::{Knob, down, up};
+use crate::model::Confidence;
+use crate::prose;
+use crate::text::{ms_text, num};
+use crate::thresholds::*;
+
+pub(super) const SCALE_API_SERVER: Rule = Rule {
+    id: RecId::ScaleApiServer,
+    levers: &[up(Knob::ApiServers)],
+    addresses: &[A::TtftP95],
+    investigation: false,
+    fire: scale_api_server,
+};
+
+/// Time to first token passes outside the engine.
+fn scale_api_server(i: &In<'_>) -> Option<Fired> {
+    let ctx = i.ctx;
+    if !i.fired(FindingId::LatencyFrontendOverhead) || !ctx.slo_in_doubt(SloId::TtftP95) {
+        return None;
+    }
+    let (_, _, frontend) = i.ttft_shares()?;
+    let mut f = Fired::new(
+        vec![up(Knob::ApiServers)],
+        i.doubtful(&[SloId::TtftP95], frontend),
+        vec![("share", format!("{:.0} %", 100.0 * frontend))],
+        Confidence::Medium,
+    );
+    f.evidence = vec![ctx.ev(
+        "TTFT (mean)",
+        ctx.summary.latency.ttft_ms,
+        "ms",
+        &[Signal::Ttft],
+    )];
+    Some(f)
+}
+
+pub(super) const QUANTIZE: Rule = Rule {
+    id: RecId::QuantizeBeforeBuying,
+    levers: &[down(Knob::WeightBytes)],
+    addresses: &[A::ItlP95, A::TtftP95, A::Capacity],
+    investigation: false,
+    fire: quantize,
+};
+
+/// Decode is memory-bound (DCGM, or vLLM's estimates) or the objective lies
+/// below the floor: fewer bytes per weight. It addresses the inter-token
+/// objective only where FP8 weights' floor (half the floor) reaches it.
+fn quantize(i: &In<'_>) -> Option<Fired> {
+    let ctx = i.ctx;
+    let s = ctx.summary;
+    let (tensor, dram) = (s.gpu.tensor_active_pct_avg, s.gpu.dram_active_pct_avg);
+    let dcgm_bound = matches!((tensor, dram), (Some(t), Some(d)) if d >= MEMORY_BOUND_DRAM_PCT && t < TENSOR_IDLE_PCT);
+    let estimated = crate::analyses::hardware::estimated_utilisation(ctx.capacity)
+        .filter(|_| tensor.is_none() || dram.is_none());
+    let estimate_bound =
+        estimated.is_some_and(|(mfu, mbu)| mbu >= MEMORY_BOUND_DRAM_PCT && mfu < TENSOR_IDLE_PCT);
+    let memory_bound = dcgm_bound || estimate_bound;
+    let kv_bound = i.state.kv_binds();
+    let floor = ctx.capacity.floor.as_ref();
+    let below_floor = floor.is_some_and(|f| f.infeasible.contains(&SloId::ItlP95));
+    if !((memory_bound && (ctx.slo_in_doubt(SloId::ItlP95) || kv_bound)) || below_floor) {
+        return None;
+    }
+    let reachable = floor.is_none_or(|f| f.ms / 2.0 <= ctx.settings.slo.itl_p95_ms);
+    let (queue_share, _, _) = i.ttft_shares().unwrap_or((1.0, 0.0, 0.0));
+    let mut effect = if reachable {
+        i.doubtful(&[SloId::ItlP95], 0.6)
+    } else {
+        Vec::new()
+    };
+    if kv_bound {
+        effect.extend(i.doubtful(&[SloId::TtftP95], queue_share * 0.5));
+        effect.push((A::Capacity, 1.0));
+    }
+    let bound = if dcgm_bound {
+        prose::fill(
+            prose::BOUND_DCGM,
+            &[
+                ("dram", format!("{:.0} %", dram.unwrap_or_default())),
+                ("tensor", format!("{:.0} %", tensor.unwrap_or_default())),
+            ],
+        )
+    } else if let Some((mfu, mbu)) = estimated.filter(|_| estimate_bound) {
+        prose::fill(
+            prose::BOUND_ESTIMATES,
+            &[
+                ("mbu", format!("{mbu:.0} %")),
+                ("mfu", format!("{mfu:.0} %")),
+            ],
+        )
+    } else {
+        prose::BOUND_FLOOR.to_string()
+    };
+    let floor_part = floor.map_or(String::new(), |f| {
+        prose::fill(
+            if reachable {
+                prose::FLOOR_PART
+            } else {
+                prose::FLOOR_PART_UNREACHABLE
+            },
+            &[
+                ("floor", ms_text(f.ms)),
+                ("gpu", f.gpu.clone()),
+                ("half", ms_text(f.ms / 2.0)),
+                ("objective", ms_text(ctx.settings.slo.itl_p95_ms)),
+            ],
+        )
+    });
+    let mut f = Fired::new(
+        vec![down(Knob::WeightBytes)],
+        effect,
+        vec![
+            ("floor", floor_part),
+            ("bound", bound),
+            (
+                "kv",
+                if kv_bound {
+                    prose::FREES_KV.to_string()
+                } else {
+                    String::new()
+                },
+            ),
+        ],
+        Confidence::Medium,
+    );
+    if dram.is_some() || tensor.is_some() {
+        f.evidence
+            .push(ctx.ev("DRAM active (mean)", dram, "%", &[Signal::DramActive]));
+        f.evidence
+            .push(ctx.ev("tensor active (mean)", tensor, "%", &[Signal::TensorActive]));
+    }
+    if let Some((mfu, mbu)) = estimated {
+        f.evidence.push(ctx.ev(
+            "MBU (vLLM's estimate)",
+            Some(mbu),
+            "%",
+            &[Signal::EstimatedReadBytes, Signal::EstimatedWriteBytes],
+        ));
+        f.evidence.push(ctx.ev(
+            "MFU (vLLM's estimate)",
+            Some(mfu),
+            "%",
+            &[Signal::EstimatedFlops],
+        ));
+    }
+    if let Some(fl) = floor {
+        f.evidence
+            .push(ctx.ev("decode floor", Some(fl.ms), "ms", &[]));
+    }
+    f.evidence.push(ev_itl_mean(ctx));
+    Some(f)
+}
+
+/// Generated ÷ prompt tokens below the prefill-heavy line.
+fn prefill_heavy(i: &In<'_>) -> bool {
+    i.ctx
+        .summary
+        .workload
+        .gen_to_prompt_ratio
+        .is_some_and(|r| r < PREFILL_HEAVY_RATIO)
+}
+
+pub(super) const STOP_OPTIMISING_PREFILL: Rule = Rule {
+    id: RecId::StopOptimisingPrefill,
+    levers: &[],
+    addresses: &[A::ItlP95],
+    investigation: false,
+    fire: stop_optimising_prefill,
+};
+
+/// Decode dominates and only the inter-token objective is in doubt (never
+/// while time to first token is: prefill is part of it).
+fn stop_optimising_prefill(i: &In<'_>) -> Option<Fired> {
+    let ctx = i.ctx;
+    let d = ctx.summary.latency.decode_share_pct?;
+    if d < DECODE_DOMINATES_PCT
+        || prefill_heavy(i)
+        || !ctx.slo_in_doubt(SloId::ItlP95)
+        || ctx.slo_in_doubt(SloId::TtftP95)
+    {
+        return None;
+    }
+    let mut f = Fired::new(
+        Vec::new(),
+        i.doubtful(&[SloId::ItlP95], 0.3),
+        vec![("share", format!("{d:.0} %"))],
+        Confidence::High,
+    );
+    f.evidence = vec![ctx.ev(
+        "decode share",
+        Some(d),
+        "%",
+        &[Signal::QueueTime, Signal::PrefillTime, Signal::DecodeTime],
+    )];
+    Some(f)
+}
+
+pub(super) const DISAGGREGATE: Rule = Rule {
+    id: RecId::MoveToLlmD,
+    levers: &[
+        up(Knob::Disaggregation),
+        down(Knob::MaxNumBatchedTokens),
+        up(Knob::PrefixRouting),
+    ],
+    addresses: &[A::ItlP95, A::TtftP95, A::Efficiency],
+    investigation: false,
+    fire: disaggregate_or_route,
+};
+
+/// Long prompts' prefill in the decode steps (separate them, or smaller
+/// chunks while time to first token has room); else, on several replicas,
+/// prefixes scattered across them (route by prefix).
+fn disaggregate_or_route(i: &In<'_>) -> Option<Fired> {
+    let ctx = i.ctx;
+    let s = ctx.summary;
+    let interference = prefill_heavy(i)
+        && s.latency
+            .decode_share_pct
+            .is_some_and(|d| d >= INTERFERENCE_DECODE_PCT)
+        && ctx.slo_in_doubt(SloId::ItlP95);
+    if let (true, Some(p95), Some(p50)) = (interference, s.latency.itl_p95_ms, s.latency.itl_p50_ms)
+        && p95 >= INTERFERENCE_P95_OVER_P50 * p50
+    {
+        let mut levers = vec![up(Knob::Disaggregation)];
+        levers.extend(i.allowed(&[down(Knob::MaxNumBatchedTokens)]));
+        let chunks = levers.len() > 1;
+        let why = prose::fill(
+            prose::INTERFERENCE_WHY,
+            &[
+                ("p95", ms_text(p95.round())),
+                ("p50", ms_text(p50.round())),
+                (
+                    "share",
+                    format!("{:.0} %", s.latency.decode_share_pct.unwrap_or_default()),
+                ),
+            ],
+        );
+        let action = if chunks {
+            prose::SMALLER_CHUNKS_THEN_DISAGGREGATE
+        } else {
+            prose::DISAGGREGATE_ONLY
+        };
+        let mut f = Fired::new(
+            levers,
+            i.doubtful(&[SloId::ItlP95], 0.6),
+            vec![
+                ("why", why),
+                ("action", action.to_string()),
+                ("caveat", prose::DISAGGREGATE_CAVEAT.to_string()),
+            ],
+            Confidence::Medium,
+        );
+        f.evidence = vec![
+            ctx.ev(
+                "inter-token latency p95",
+                Some(p95),
+                "ms",
+                &[Signal::InterTokenLatency],
+            ),
+            ctx.ev(
+                "inter-token latency p50",
+                Some(p50),
+                "ms",
+                &[Signal::InterTokenLatency],
+            ),
+            ctx.ev(
+                "generated ÷ prompt tokens",
+                s.workload.gen_to_prompt_ratio,
+                "",
+                &[Signal::GenerationTokens, Signal::PromptTokens],
+            ),
+        ];
+        return Some(f);
+    }
+    route_by_prefix(i)
+}
+
+/// Several replicas share long prompts but rarely hit the prefix cache.
+fn route_by_prefix(i: &In<'_>) -> Option<Fired> {
+    let ctx = i.ctx;
+    let s = ctx.summary;
+    let hit = s.efficiency.prefix_cache_hit_pct?;
+    let prompt = s.workload.avg_prompt_tokens?;
+    if ctx.replicas < 2
+        || hit >= ROUTING_HIT_PCT
+        || prompt < ROUTING_PROMPT_TOKENS
+        || !ctx.slo_in_doubt(SloId::TtftP95)
+    {
+        return None;
+    }
+    let (_, prefill_share, _) = i.ttft_shares().unwrap_or((1.0, 0.0, 0.0));
+    let why = prose::fill(
+        prose::ROUTING_WHY,
+        &[
+            ("replicas", ctx.replicas.to_string()),
+            ("prompt", num(prompt.round())),
+            ("hit", format!("{hit:.0} %")),
+            ("share", format!("{:.0} %", 100.0 * prefill_share)),
+        ],
+    );
+    let mut f = Fired::new(
+        vec![up(Knob::PrefixRouting)],
+        [
+            i.doubtful(&[SloId::TtftP95], prefill_share),
+            vec![(A::Efficiency, 1.0)],
+        ]
+        .concat(),
+        vec![
+            ("why", why),
+            ("action", prose::ROUTE_BY_PREFIX.to_string()),
+            ("caveat", prose::ROUTING_CAVEAT.to_string()),
+        ],
+        Confidence::Medium,
+    );
+    f.evidence = vec![
+        ctx.ev_prefix_hit_rate(Some(hit)),
+        ctx.ev(
+            "average prompt",
+            Some(prompt),
+            "tokens",
+            &[Signal::RequestPromptTokens],
+        ),
+    ];
+    Some(f)
+}
+
+pub(super) const SPEED_UP_PREFILL: Rule = Rule {
+    id: RecId::SpeedUpPrefill,
+    levers: &[
+        down(Knob::PromptTokens),
+        up(Knob::PromptPrefixOrder),
+        up(Knob::TensorParallel),
+    ],
+    addresses: &[A::TtftP95],
+    investigation: false,
+    fire: speed_up_prefill,
+};
+
+/// Prefill is most of a time to first token that misses.
+fn speed_up_prefill(i: &In<'_>) -> Option<Fired> {
+    let ctx = i.ctx;
+    let s = ctx.summary;
+    let (queue_share, prefill_share, _) = i.ttft_shares()?;
+    if !ctx.slo_in_doubt(SloId::TtftP95) || prefill_share < PREFILL_SHARE_FOR_PREFILL {
+        return None;
+    }
+    let levers = i.allowed(SPEED_UP_PREFILL.levers);
+    let compute = levers.contains(&up(Knob::TensorParallel));
+    let mut f = Fired::new(
+        levers,
+        i.doubtful(&[SloId::TtftP95], prefill_share),
+        vec![
+            ("share", format!("{:.0} %", 100.0 * prefill_share)),
+            (
+                "prompt",
+                s.workload
+                    .avg_prompt_tokens
+                    .map_or("?".into(), |p| num(p.round())),
+            ),
+            ("queue", format!("{:.0} %", 100.0 * queue_share)),
+            (
+                "compute",
+                if compute {
+                    prose::MORE_PREFILL_COMPUTE.to_string()
+                } else {
+                    String::new()
+                },
+            ),
+        ],
+        Confidence::Medium,
+    );
+    f.evidence = vec![
+        ctx.ev(
+            "prefill (mean)",
+            s.latency.prefill_ms,
+            "ms",
+            &[Signal::PrefillTime],
+        ),
+        ctx.ev(
+            "average prompt",
+            s.workload.avg_prompt_tokens,
+            "tokens",
+            &[Signal::RequestPromptTokens],
+        ),
+        ctx.ev_prefix_hit_rate(s.efficiency.prefix_cache_hit_pct),
+    ];
+    Some(f)
+}

@@ -1,0 +1,379 @@
+//! Recommendations as a table of typed rules ([`RULES`]).
+//!
+//! Each rule is one named function that fires only when its own evidence
+//! is in the capture, and declares:
+//!
+//! - its **levers** ([`crate::levers`]): the settings it turns and which
+//!   way; a fired rule turns some of them;
+//! - what it may **address**: objectives (only those that fail or cannot be
+//!   told) or waste and risk (capacity, efficiency, cost, reliability,
+//!   quality), each with the share of it the rule can move;
+//! - whether it is an **investigation** (read logs, find a cause) rather
+//!   than a change: an investigation never outranks a change on a failing
+//!   objective unless it addresses a failing objective itself.
+//!
+//! Then, for every fired rule: a lever the capture forbids (its state,
+//! its platform, its configuration: [`crate::levers::Lever::blocked`]) is
+//! dropped, and a rule left without a lever it needs is withheld; a target
+//! that passes is dropped, and a rule left without a target is withheld; a
+//! rule whose text claims an objective holds that the scorecard does not
+//! pass is withheld. Ranking ([`rank`]) orders the rest by their expected
+//! effect on what fails; of two levers on one knob in opposite directions,
+//! the lower-ranked rule is withheld. Every withheld rule is listed in the
+//! report with its reason.
+
+use vllm_lens_catalog::Signal;
+
+use crate::analyses::Ctx;
+use crate::ids::{Addresses as A, FindingId, RecId, SloId};
+use crate::levers::{Lever, State};
+use crate::model::{Analysis, Confidence, Evidence, Recommendation, SloStatus, Snippet, Withheld};
+use crate::prose;
+use crate::snippets::Checker;
+use crate::thresholds::*;
+
+mod capacity;
+mod latency;
+mod outcomes;
+mod prefix;
+
+/// One rule of the table.
+pub struct Rule {
+    /// The recommendation it makes.
+    pub id: RecId,
+    /// Every lever it may turn.
+    pub levers: &'static [Lever],
+    /// Every target it may address.
+    pub addresses: &'static [A],
+    /// An investigation (find a cause) rather than a change.
+    pub investigation: bool,
+    /// The rule: what it recommends on this capture, if its evidence holds.
+    pub(crate) fire: fn(&In<'_>) -> Option<Fired>,
+}
+
+/// The rules, in no particular order (ranking orders what fires).
+pub static RULES: &[Rule] = &[
+    capacity::RAISE_MAX_NUM_SEQS,
+    capacity::TUNE_PREEMPTIONS,
+    capacity::ADD_REPLICAS,
+    capacity::AUTOSCALE,
+    outcomes::INVESTIGATE_RESTART,
+    outcomes::INVESTIGATE_ERROR_BURST,
+    outcomes::INVESTIGATE_HTTP_ERRORS,
+    outcomes::ALIGN_CLIENT_TIMEOUTS,
+    outcomes::RAISE_MAX_TOKENS,
+    outcomes::REVISIT_ON_SHAPE_CHANGE,
+    latency::SCALE_API_SERVER,
+    latency::QUANTIZE,
+    latency::STOP_OPTIMISING_PREFILL,
+    latency::DISAGGREGATE,
+    latency::SPEED_UP_PREFILL,
+    prefix::SHRINK_BLOCK_SIZE,
+    prefix::STANDARDISE_PREFIX,
+    prefix::ENABLE_PREFIX_CACHING,
+];
+
+/// What a rule reads.
+pub(crate) struct In<'a> {
+    pub ctx: &'a Ctx<'a>,
+    pub analyses: &'a [Analysis],
+    pub checker: &'a Checker<'a>,
+    pub model: Option<&'a str>,
+    pub state: State,
+}
+
+impl In<'_> {
+    /// True when a finding fired.
+    pub fn fired(&self, f: FindingId) -> bool {
+        self.analyses
+            .iter()
+            .flat_map(|a| a.findings.iter())
+            .any(|x| x.id == f)
+    }
+
+    /// The objectives among `slos` that fail or cannot be told, as targets
+    /// with the share of each the rule moves.
+    pub fn doubtful(&self, slos: &[SloId], share: f64) -> Vec<(A, f64)> {
+        slos.iter()
+            .filter(|s| self.ctx.slo_in_doubt(**s))
+            .map(|s| (A::from(*s), share))
+            .collect()
+    }
+
+    /// The levers of `levers` this capture allows.
+    pub fn allowed(&self, levers: &[Lever]) -> Vec<Lever> {
+        levers
+            .iter()
+            .copied()
+            .filter(|l| l.blocked(&self.state).is_none())
+            .collect()
+    }
+
+    /// Shares of the mean time to first token where it misses: (queue,
+    /// prefill, rest), 0..=1; `None` where the parts are not exported.
+    pub fn ttft_shares(&self) -> Option<(f64, f64, f64)> {
+        self.ctx.ttft_parts.map(|p| p.shares())
+    }
+}
+
+/// A rule's recommendation on one capture, before the checks and ranking.
+pub(crate) struct Fired {
+    /// The levers it turns (a subset of the rule's).
+    pub levers: Vec<Lever>,
+    /// What it acts on, with the share of each it can move (0..=1).
+    pub effect: Vec<(A, f64)>,
+    /// The `{placeholders}` of its words ([`prose::rec`]).
+    pub vars: Vec<(&'static str, String)>,
+    pub confidence: Confidence,
+    pub evidence: Vec<Evidence>,
+    pub snippets: Vec<Snippet>,
+    /// Objectives its words say hold.
+    pub claims_hold: Vec<SloId>,
+}
+
+impl Fired {
+    pub fn new(
+        levers: Vec<Lever>,
+        effect: Vec<(A, f64)>,
+        vars: Vec<(&'static str, String)>,
+        confidence: Confidence,
+    ) -> Fired {
+        Fired {
+            levers,
+            effect,
+            vars,
+            confidence,
+            evidence: Vec::new(),
+            snippets: Vec::new(),
+            claims_hold: Vec::new(),
+        }
+    }
+}
+
+/// A percentage with one decimal, or `?`.
+pub(crate) fn pct(v: Option<f64>) -> String {
+    v.map_or("?".into(), |x| format!("{x:.1} %"))
+}
+
+/// How much a target weighs, by its status.
+fn weight(ctx: &Ctx<'_>, a: A) -> f64 {
+    match a.slo().and_then(|s| ctx.slo(s)) {
+        Some(SloStatus::Fail) => WEIGHT_FAILING,
+        Some(SloStatus::CannotTell) => WEIGHT_UNDECIDED,
+        Some(_) => 0.0,
+        None => match a {
+            A::Reliability => WEIGHT_RELIABILITY,
+            A::Quality => WEIGHT_QUALITY,
+            A::Capacity => WEIGHT_CAPACITY,
+            A::Efficiency => WEIGHT_EFFICIENCY,
+            A::Cost => WEIGHT_COST,
+            _ => 0.0,
+        },
+    }
+}
+
+fn confidence_factor(c: Confidence) -> f64 {
+    match c {
+        Confidence::High => 1.0,
+        Confidence::Medium => 0.8,
+        Confidence::Low => 0.6,
+    }
+}
+
+/// What the lever checks read, from the capture.
+pub(crate) fn state(ctx: &Ctx<'_>) -> State {
+    let mut slo = [None; 4];
+    for (i, id) in SloId::ALL.iter().enumerate() {
+        slo[i] = ctx.slo(*id);
+    }
+    let e = &ctx.summary.efficiency;
+    State {
+        slo,
+        kv_max: e.kv_cache_pct,
+        preempting: e.preemptions_per_min.is_some_and(|p| p > 0.0),
+        queued: ctx.queue.queueing_starts_at().is_some(),
+        truncated: crate::analyses::workload::truncated(ctx),
+        platform: ctx.platform,
+        blocks_overridden: ctx.capacity.blocks_overridden,
+        prefix_caching_on: ctx.prefix_caching_on(),
+    }
+}
+
+/// Why a fired rule may not be shown, if anything forbids it.
+fn check(f: &mut Fired, rule: &Rule, i: &In<'_>) -> Option<String> {
+    debug_assert!(f.levers.iter().all(|l| rule.levers.contains(l)));
+    debug_assert!(f.effect.iter().all(|(a, _)| rule.addresses.contains(a)));
+    if let Some((l, (code, why))) = f
+        .levers
+        .iter()
+        .find_map(|l| l.blocked(&i.state).map(|b| (*l, b)))
+    {
+        return Some(format!("{code}: {} {}: {why}", l.knob, dir(l)));
+    }
+    if !rule.levers.is_empty() && f.levers.is_empty() {
+        return Some("it turns no lever here".into());
+    }
+    f.effect
+        .retain(|(a, share)| *share > 0.0 && weight(i.ctx, *a) > 0.0);
+    if f.effect.is_empty() {
+        return Some("R1: nothing it addresses is in doubt here".into());
+    }
+    if let Some(s) = f
+        .claims_hold
+        .iter()
+        .find(|s| i.ctx.slo(**s) != Some(SloStatus::Pass))
+    {
+        return Some(format!(
+            "R2: its words say {s} holds, and the scorecard does not pass it"
+        ));
+    }
+    None
+}
+
+fn dir(l: Lever) -> &'static str {
+    match l.direction {
+        crate::levers::Direction::Up => "up",
+        crate::levers::Direction::Down => "down",
+    }
+}
+
+/// Ranks fired rules: those addressing a failing objective first (so an
+/// investigation never outranks a change on a failing objective unless it
+/// addresses one itself), then by the expected effect (each target's weight
+/// × the share moved × confidence), then by id.
+fn rank(ctx: &Ctx<'_>, fired: &mut [(&Rule, Fired)]) {
+    let key = |(rule, f): &(&Rule, Fired)| {
+        let on_failing = f
+            .effect
+            .iter()
+            .any(|(a, _)| a.slo().and_then(|s| ctx.slo(s)) == Some(SloStatus::Fail));
+        let score: f64 = f
+            .effect
+            .iter()
+            .map(|(a, share)| weight(ctx, *a) * share)
+            .sum::<f64>()
+            * confidence_factor(f.confidence);
+        (u8::from(!on_failing), -score, rule.id)
+    };
+    fired.sort_by(|a, b| {
+        let (ka, kb) = (key(a), key(b));
+        ka.0.cmp(&kb.0)
+            .then(ka.1.total_cmp(&kb.1))
+            .then(ka.2.cmp(&kb.2))
+    });
+}
+
+/// Fires, checks and ranks every rule: the recommendations, and the rules
+/// withheld with their reasons.
+pub(crate) fn recommend(
+    ctx: &Ctx<'_>,
+    analyses: &[Analysis],
+    checker: &Checker<'_>,
+    model: Option<&str>,
+) -> (Vec<Recommendation>, Vec<Withheld>) {
+    let i = In {
+        ctx,
+        analyses,
+        checker,
+        model,
+        state: state(ctx),
+    };
+    let mut withheld = Vec::new();
+    let mut fired: Vec<(&Rule, Fired)> = Vec::new();
+    for rule in RULES {
+        let Some(mut f) = (rule.fire)(&i) else {
+            continue;
+        };
+        match check(&mut f, rule, &i) {
+            Some(reason) => withheld.push(Withheld {
+                id: rule.id,
+                levers: f.levers.clone(),
+                reason,
+            }),
+            None => fired.push((rule, f)),
+        }
+    }
+    rank(ctx, &mut fired);
+    // Opposite levers: the lower-ranked rule gives way.
+    let mut kept: Vec<(&Rule, Fired)> = Vec::new();
+    for (rule, f) in fired {
+        let clash = kept.iter().find_map(|(r, k)| {
+            f.levers
+                .iter()
+                .find(|l| k.levers.iter().any(|m| l.opposes(*m)))
+                .map(|l| (r.id, *l))
+        });
+        match clash {
+            Some((by, l)) => withheld.push(Withheld {
+                id: rule.id,
+                levers: f.levers.clone(),
+                reason: format!(
+                    "R3: it turns {} {}, the opposite of {by}, which ranks higher",
+                    l.knob,
+                    dir(l)
+                ),
+            }),
+            None => kept.push((rule, f)),
+        }
+    }
+    let recs = kept
+        .into_iter()
+        .enumerate()
+        .map(|(n, (rule, f))| {
+            let text = prose::rec(rule.id);
+            let mut effect = f.effect.clone();
+            effect.sort_by(|a, b| (weight(ctx, b.0) * b.1).total_cmp(&(weight(ctx, a.0) * a.1)));
+            let mut addresses: Vec<A> = Vec::new();
+            for (a, _) in effect {
+                if !addresses.contains(&a) {
+                    addresses.push(a);
+                }
+            }
+            Recommendation {
+                id: rule.id,
+                addresses,
+                rank: n as u32 + 1,
+                title: text.title.to_string(),
+                rationale: prose::fill(text.why, &f.vars),
+                action: prose::fill(text.action, &f.vars),
+                confidence: f.confidence,
+                caveat: prose::fill(text.caveat, &f.vars),
+                evidence: f.evidence,
+                snippets: f.snippets,
+                levers: f.levers,
+                claims_hold: f.claims_hold,
+            }
+        })
+        .collect();
+    (recs, withheld)
+}
+
+/// The mean inter-token latency evidence several rules cite.
+pub(crate) fn ev_itl_mean(ctx: &Ctx<'_>) -> Evidence {
+    ctx.ev(
+        "inter-token latency (mean)",
+        ctx.summary.latency.inter_token_ms,
+        "ms",
+        &[Signal::InterTokenLatency],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn the_table_is_whole_and_consistent() {
+        let ids: BTreeSet<RecId> = RULES.iter().map(|r| r.id).collect();
+        assert_eq!(ids.len(), RULES.len(), "one rule per id");
+        for id in RecId::ALL {
+            assert!(ids.contains(id), "{id} has no rule");
+        }
+        for r in RULES {
+            assert!(!r.addresses.is_empty(), "{} addresses nothing", r.id);
+            // An investigation turns no lever.
+            assert!(!r.investigation || r.levers.is_empty(), "{}", r.id);
+        }
+    }
+}

@@ -1,0 +1,317 @@
+//! Rules on outcomes: restarts, bursts, refused requests, clients that
+//! hang up, answers cut short, and a workload that changed shape.
+
+use vllm_lens_catalog::Signal;
+
+use super::{Fired, In, Rule, ev_itl_mean, pct};
+use crate::analyses::workload;
+use crate::bursts::BurstOf;
+use crate::ids::{Addresses as A, FindingId, RecId, SloId};
+use crate::levers::{Knob, down, up};
+use crate::model::{Confidence, Severity};
+use crate::prose;
+use crate::text::{ms_text, num};
+
+pub(super) const INVESTIGATE_RESTART: Rule = Rule {
+    id: RecId::InvestigateRestart,
+    levers: &[],
+    addresses: &[A::ErrorAbortRate, A::Reliability],
+    investigation: true,
+    fire: investigate_restart,
+};
+
+fn investigate_restart(i: &In<'_>) -> Option<Fired> {
+    let ctx = i.ctx;
+    let first = ctx.restarts.first()?;
+    let mut f = Fired::new(
+        Vec::new(),
+        [
+            i.doubtful(&[SloId::ErrorAbortRate], 0.5),
+            vec![(A::Reliability, 1.0)],
+        ]
+        .concat(),
+        vec![
+            ("replica", first.replica.clone()),
+            (
+                "times",
+                crate::text::plural(ctx.restarts.len(), "time", "times"),
+            ),
+            (
+                "down",
+                first.down_ms().map_or("?".into(), |d| ms_text(d as f64)),
+            ),
+            ("lost", first.in_flight_lost.map_or("?".into(), num)),
+            ("time", crate::time::format_rfc3339(first.when_ms())),
+        ],
+        Confidence::High,
+    );
+    f.evidence = ctx
+        .restarts
+        .iter()
+        .map(|x| {
+            ctx.ev_at(
+                &format!("{} in flight lost", x.replica),
+                x.in_flight_lost,
+                "requests",
+                &[Signal::ProcessStart, Signal::Running, Signal::Waiting],
+                vec![x.seen_ms],
+            )
+        })
+        .collect();
+    Some(f)
+}
+
+pub(super) const INVESTIGATE_ERROR_BURST: Rule = Rule {
+    id: RecId::InvestigateErrorBurst,
+    levers: &[],
+    addresses: &[A::ErrorAbortRate, A::Reliability],
+    investigation: true,
+    fire: investigate_error_burst,
+};
+
+/// The largest burst (by failures): what to read the logs for.
+fn investigate_error_burst(i: &In<'_>) -> Option<Fired> {
+    let ctx = i.ctx;
+    let b = ctx.bursts.iter().max_by(|a, b| {
+        let bad = |x: &crate::bursts::Burst| x.tests.iter().map(|t| t.burst.bad).sum::<f64>();
+        bad(a).total_cmp(&bad(b))
+    })?;
+    let (from, to) = (ctx.windows[b.start].start_ms, ctx.window_end(b.end - 1));
+    let words: Vec<String> = b.tests.iter().map(crate::verdict::burst_words).collect();
+    let engine = b.tests.iter().any(|t| t.of == BurstOf::Engine);
+    let mut f = Fired::new(
+        Vec::new(),
+        [
+            if engine {
+                i.doubtful(&[SloId::ErrorAbortRate], 1.0)
+            } else {
+                Vec::new()
+            },
+            vec![(A::Reliability, 1.0)],
+        ]
+        .concat(),
+        vec![
+            ("from", crate::time::format_rfc3339(from)),
+            ("to", crate::time::format_rfc3339(to)),
+            ("what", words.join("; ")),
+        ],
+        Confidence::High,
+    );
+    f.evidence = b
+        .tests
+        .iter()
+        .flat_map(|t| {
+            let (label, signal) = match t.of {
+                BurstOf::Engine => ("error + abort", Signal::FinishedRequests),
+                BurstOf::Http => ("HTTP 4xx + 5xx", Signal::HttpRequests),
+            };
+            [
+                ctx.ev_at(
+                    &format!("{label} in the burst"),
+                    Some(t.burst.bad),
+                    "requests",
+                    &[signal],
+                    vec![from],
+                ),
+                ctx.ev_at(
+                    &format!("{label} share in the burst"),
+                    t.burst.pct(),
+                    "%",
+                    &[signal],
+                    vec![from],
+                ),
+                ctx.ev(
+                    &format!("{label} share over the capture"),
+                    t.capture.pct(),
+                    "%",
+                    &[signal],
+                ),
+                ctx.ev(
+                    "binomial p-value against the capture's rate",
+                    Some(t.p_value),
+                    "",
+                    &[signal],
+                ),
+            ]
+        })
+        .collect();
+    Some(f)
+}
+
+pub(super) const INVESTIGATE_HTTP_ERRORS: Rule = Rule {
+    id: RecId::InvestigateHttpErrors,
+    levers: &[],
+    addresses: &[A::Reliability],
+    investigation: true,
+    fire: investigate_http_errors,
+};
+
+/// HTTP errors beyond the line, outside a burst (a burst has its own).
+fn investigate_http_errors(i: &In<'_>) -> Option<Fired> {
+    let ctx = i.ctx;
+    let severity = crate::model::severity_of(i.analyses, FindingId::OutcomesHttpErrors);
+    if severity != Some(Severity::Fail)
+        || ctx
+            .bursts
+            .iter()
+            .any(|b| b.tests.iter().any(|t| t.of == BurstOf::Http))
+    {
+        return None;
+    }
+    let o = &ctx.summary.outcomes;
+    let per = |k: &str| o.http_per_min_by_status.get(k).copied();
+    let engine = o.error_abort_pct.unwrap_or(0.0);
+    let where_ = if o.http_error_pct.is_some_and(|h| h > engine * 1.5) {
+        prose::HTTP_BEFORE_ENGINE
+    } else {
+        prose::HTTP_TRACKS_ENGINE
+    };
+    let mut f = Fired::new(
+        Vec::new(),
+        vec![(A::Reliability, 1.0)],
+        vec![
+            ("http", pct(o.http_error_pct)),
+            ("r4xx", per("4xx").map_or("0".into(), num)),
+            ("r5xx", per("5xx").map_or("0".into(), num)),
+            ("engine", pct(o.error_abort_pct)),
+            ("where", where_.to_string()),
+        ],
+        Confidence::High,
+    );
+    f.evidence = crate::model::finding_of(i.analyses, FindingId::OutcomesHttpErrors)
+        .map(|x| x.evidence.clone())
+        .unwrap_or_default();
+    Some(f)
+}
+
+pub(super) const ALIGN_CLIENT_TIMEOUTS: Rule = Rule {
+    id: RecId::AlignClientTimeouts,
+    levers: &[up(Knob::ClientTimeout), down(Knob::ClientMaxTokens)],
+    addresses: &[A::ErrorAbortRate, A::Reliability, A::Quality],
+    investigation: false,
+    fire: align_client_timeouts,
+};
+
+/// Clients hang up before their answers finish: how long answers take at
+/// this server's pace, so the deadline can fit them.
+fn align_client_timeouts(i: &In<'_>) -> Option<Fired> {
+    let ctx = i.ctx;
+    let finding = crate::model::finding_of(i.analyses, FindingId::OutcomesClientDisconnects)
+        .filter(|f| f.severity == Severity::Warn)?;
+    let o = &ctx.summary.outcomes;
+    let n = o.client_disconnects?;
+    let l = &ctx.summary.latency;
+    let (ttft, itl) = (l.ttft_ms, l.inter_token_ms.filter(|x| *x > 0.0));
+    // Tokens an answer can hold within a deadline of `s` seconds.
+    let fits = |s: f64| {
+        ttft.zip(itl)
+            .map(|(t, x)| num(((s * 1000.0 - t) / x).max(0.0).floor()))
+            .unwrap_or_else(|| "?".into())
+    };
+    let levers = i.allowed(ALIGN_CLIENT_TIMEOUTS.levers);
+    let lower = levers.contains(&down(Knob::ClientMaxTokens));
+    let mut f = Fired::new(
+        levers,
+        [
+            i.doubtful(&[SloId::ErrorAbortRate], 1.0),
+            vec![(A::Reliability, 1.0), (A::Quality, 1.0)],
+        ]
+        .concat(),
+        vec![
+            ("n", num(n.round())),
+            ("share", pct(finding.evidence.get(1).and_then(|e| e.value))),
+            ("ttft", ttft.map_or("?".into(), ms_text)),
+            ("itl", itl.map_or("?".into(), ms_text)),
+            (
+                "rate",
+                itl.map_or("?".into(), |x| num((1000.0 / x).round())),
+            ),
+            ("in30", fits(30.0)),
+            ("in60", fits(60.0)),
+            (
+                "or_lower",
+                if lower {
+                    prose::OR_LOWER_MAX_TOKENS.to_string()
+                } else {
+                    String::new()
+                },
+            ),
+        ],
+        Confidence::Medium,
+    );
+    f.evidence = finding.evidence.iter().take(2).cloned().collect();
+    f.evidence
+        .push(ctx.ev("time to first token (mean)", ttft, "ms", &[Signal::Ttft]));
+    f.evidence.push(ev_itl_mean(ctx));
+    Some(f)
+}
+
+pub(super) const RAISE_MAX_TOKENS: Rule = Rule {
+    id: RecId::RaiseMaxTokens,
+    levers: &[up(Knob::ClientMaxTokens)],
+    addresses: &[A::Quality],
+    investigation: false,
+    fire: raise_max_tokens,
+};
+
+/// Answers cut at max_tokens: users see it whatever the objectives.
+fn raise_max_tokens(i: &In<'_>) -> Option<Fired> {
+    let ctx = i.ctx;
+    if !workload::truncated(ctx) {
+        return None;
+    }
+    let share = workload::length_share(ctx);
+    let util = ctx.summary.workload.max_tokens_utilisation_pct;
+    let mut f = Fired::new(
+        vec![up(Knob::ClientMaxTokens)],
+        vec![(A::Quality, 1.0)],
+        vec![
+            ("length", share.map_or("?".into(), |l| format!("{l:.0} %"))),
+            ("used", util.map_or("?".into(), |u| format!("{u:.0} %"))),
+        ],
+        Confidence::High,
+    );
+    f.evidence = vec![
+        ctx.ev(
+            "share ending on length",
+            share,
+            "%",
+            &[Signal::FinishedRequests],
+        ),
+        ctx.ev(
+            "max_tokens used",
+            util,
+            "%",
+            &[Signal::RequestGenerationTokens, Signal::MaxTokens],
+        ),
+    ];
+    Some(f)
+}
+
+pub(super) const REVISIT_ON_SHAPE_CHANGE: Rule = Rule {
+    id: RecId::RevisitOnShapeChange,
+    levers: &[],
+    addresses: &[A::Efficiency],
+    investigation: true,
+    fire: revisit_on_shape_change,
+};
+
+/// The workload changed shape during the capture.
+fn revisit_on_shape_change(i: &In<'_>) -> Option<Fired> {
+    let ctx = i.ctx;
+    let (a, b, at) = workload::shape_change(ctx)?;
+    let mut f = Fired::new(
+        Vec::new(),
+        vec![(A::Efficiency, 1.0)],
+        vec![("from", format!("{a:.2}")), ("to", format!("{b:.2}"))],
+        Confidence::Medium,
+    );
+    f.evidence = vec![ctx.ev_at(
+        "generated ÷ prompt, second half vs first",
+        Some(b / a),
+        "×",
+        &[Signal::GenerationTokens, Signal::PromptTokens],
+        vec![at],
+    )];
+    Some(f)
+}
