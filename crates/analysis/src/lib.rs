@@ -130,7 +130,7 @@ pub fn analyse(
     );
 
     // 2–3. Restarts, warm-up, bursts, then the phases.
-    let restarts = events::restarts(store, &cat, &q, &replicas);
+    let restarts = events::restarts(store, &cat, &q, &replicas, &rows);
     let warmup = events::warmup_windows(store, &cat, &q, &replicas);
     let bursts = bursts::find(&fleet.windows, settings.slo.error_abort_pct);
     let (phases, excluded) = phases::build(&phases::PhaseInput {

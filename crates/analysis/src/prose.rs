@@ -303,7 +303,7 @@ pub(crate) fn rec(id: RecId) -> RecText {
         ),
         R::InvestigateRestart => r(
             "Find why the server restarted",
-            "{replica} restarted {times} during the capture: unreachable for up to {down}, losing the {lost} requests it had in flight.",
+            "{replica} restarted {times} during the capture: unreachable for up to {down}, losing {lost}.",
             "Read the pod's last state (kubectl describe pod: OOMKilled, liveness probe, eviction) and the previous container's log (kubectl logs --previous) around {time}. With one replica every restart drops the requests in flight: a second replica behind the load balancer keeps serving while one restarts.",
             "A planned rollout also restarts the server; then the lost requests are the cost of the rollout strategy.",
         ),

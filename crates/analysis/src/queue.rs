@@ -18,7 +18,8 @@
 //!   others waited, at scrapes with requests waiting (`--max-num-seqs`, or
 //!   the KV cache when it fills first).
 //! - **Queueing starts at**: the fewest requests in flight seen with
-//!   queueing.
+//!   queueing at least three times, and never above the admission cap + 1
+//!   (the two captures of one server, scraped at different moments, agree).
 //!
 //! Warm-up windows (a process's first minutes) are left out, and the
 //! report says so.
@@ -30,7 +31,7 @@ use vllm_lens_query::Grid;
 use vllm_lens_store::{Store, TargetId};
 
 use crate::model::Latency;
-use crate::thresholds::QUEUED_CONSECUTIVE_SCRAPES;
+use crate::thresholds::{QUEUED_CONSECUTIVE_SCRAPES, QUEUEING_SEEN_TIMES};
 
 /// How queueing was seen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,9 +68,19 @@ pub(crate) struct ReplicaQueue {
 }
 
 impl ReplicaQueue {
-    /// The fewest requests in flight seen with queueing.
+    /// Where queueing starts: the fewest requests in flight seen with
+    /// queueing at least [`QUEUEING_SEEN_TIMES`] times (one or two odd
+    /// readings, a request caught between two engine steps, do not set it),
+    /// and never above one more than the admission cap (with the cap's
+    /// requests running, the next one waits).
     pub fn queueing_starts_at(&self) -> Option<f64> {
-        self.queued.iter().map(|q| q.in_flight).reduce(f64::min)
+        let mut seen: Vec<f64> = self.queued.iter().map(|q| q.in_flight).collect();
+        seen.sort_by(f64::total_cmp);
+        let nth = *seen.get(QUEUEING_SEEN_TIMES.min(seen.len()).checked_sub(1)?)?;
+        Some(match self.admission_cap() {
+            Some(c) => nth.min(c + 1.0),
+            None => nth,
+        })
     }
 
     /// The most requests run at once while others waited: read at scrapes

@@ -93,6 +93,9 @@ pub const KV_ESTIMATE_FLOOR_PCT: f64 = 5.0;
 /// Consecutive scrapes with waiting > 0 that make "queued" (one alone is
 /// an arrival caught between two engine steps).
 pub const QUEUED_CONSECUTIVE_SCRAPES: usize = 2;
+/// Where queueing starts is the fewest in flight seen queued this many
+/// times (the third-lowest sighting): one odd reading does not set it.
+pub const QUEUEING_SEEN_TIMES: usize = 3;
 
 // Phases.
 

@@ -145,8 +145,8 @@ pub(crate) fn timeline(ctx: &Ctx<'_>, q: &Query<'_>) -> Vec<TimelineEvent> {
         if let Some(d) = r.down_ms() {
             text.push_str(&format!("; unreachable for up to {}", ms_text(d as f64)));
         }
-        if let Some(l) = r.in_flight_lost {
-            text.push_str(&format!("; {} requests in flight lost", num(l)));
+        if let Some(l) = r.lost_words() {
+            text.push_str(&format!("; {l} lost"));
         }
         out.push(event(
             ctx,
@@ -157,7 +157,7 @@ pub(crate) fn timeline(ctx: &Ctx<'_>, q: &Query<'_>) -> Vec<TimelineEvent> {
             "in flight lost",
             r.in_flight_lost,
             "requests",
-            &[Signal::ProcessStart],
+            r.lost_signals(),
         ));
     }
     for cov in q.coverage() {

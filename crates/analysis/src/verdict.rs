@@ -58,8 +58,8 @@ pub(crate) fn describe_phase(
                 if let Some(d) = r.down_ms() {
                     s.push_str(&format!(", unreachable for up to {}", ms_text(d as f64)));
                 }
-                if let Some(n) = r.in_flight_lost {
-                    s.push_str(&format!(", {} requests in flight lost", num(n)));
+                if let Some(l) = r.lost_words() {
+                    s.push_str(&format!(", {l} lost"));
                 }
                 parts.push(s);
             }
@@ -323,10 +323,8 @@ pub(crate) fn verdict(ctx: &Ctx<'_>, analyses: &[Analysis], timeline: &[Timeline
             "{} restarted at {}{}",
             r.replica,
             hhmm(r.when_ms()),
-            r.in_flight_lost.map_or(String::new(), |n| format!(
-                ", losing {} requests in flight",
-                num(n)
-            ))
+            r.lost_words()
+                .map_or(String::new(), |l| format!(", losing {l}"))
         ));
     }
     for b in ctx.bursts {

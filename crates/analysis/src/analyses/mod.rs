@@ -46,8 +46,12 @@ pub(crate) struct RestartInfo {
     pub started_ms: Option<i64>,
     /// The last successful scrape of the old process, ms.
     pub last_old_ms: Option<i64>,
-    /// Running + waiting at the old process's last scrape: lost in flight.
+    /// Requests in flight at the kill, lost: Little's law over the old
+    /// process's last window where its latency is exported, else running +
+    /// waiting at its last scrape.
     pub in_flight_lost: Option<f64>,
+    /// True when `in_flight_lost` is Little's law's estimate.
+    pub lost_by_little: bool,
 }
 
 impl RestartInfo {
@@ -59,6 +63,32 @@ impl RestartInfo {
             (Some(s), Some(l)) if s > l && s <= self.seen_ms => s,
             (Some(s), None) if s <= self.seen_ms => s,
             _ => self.seen_ms,
+        }
+    }
+
+    /// The requests lost in words: "about 4 requests in flight" (Little's
+    /// law) or "3 requests in flight at its last scrape".
+    pub fn lost_words(&self) -> Option<String> {
+        let n = self.in_flight_lost?;
+        let plural = |n: f64| if n == 1.0 { "request" } else { "requests" };
+        Some(if self.lost_by_little {
+            let n = n.round();
+            format!("about {} {} in flight", crate::text::num(n), plural(n))
+        } else {
+            format!(
+                "{} {} in flight at its last scrape",
+                crate::text::num(n),
+                plural(n)
+            )
+        })
+    }
+
+    /// The signals the estimate of requests lost reads.
+    pub fn lost_signals(&self) -> &'static [Signal] {
+        if self.lost_by_little {
+            &[Signal::FinishedRequests, Signal::E2eTime]
+        } else {
+            &[Signal::Running, Signal::Waiting]
         }
     }
 

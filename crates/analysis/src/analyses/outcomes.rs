@@ -193,9 +193,8 @@ fn restarts(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     ": unreachable for at most {}",
                     ms_text(d as f64)
                 )),
-                lost.map_or(String::new(), |l| format!(
-                    ", {l:.0} requests in flight lost"
-                ))
+                r.lost_words()
+                    .map_or(String::new(), |l| format!(", {l} lost"))
             ),
             vec![
                 ctx.ev_at(
@@ -206,10 +205,14 @@ fn restarts(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     vec![r.seen_ms],
                 ),
                 ctx.ev_at(
-                    "in flight at the old process's last scrape",
+                    if r.lost_by_little {
+                        "in flight on average over the old process's last window (finished per second × mean latency)"
+                    } else {
+                        "in flight at the old process's last scrape"
+                    },
                     lost,
                     "requests",
-                    &[Signal::Running, Signal::Waiting],
+                    r.lost_signals(),
                     r.last_old_ms.into_iter().collect(),
                 ),
             ],

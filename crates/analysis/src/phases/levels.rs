@@ -25,8 +25,9 @@
 //! standing above or below two neighbours that do not differ from each
 //! other is a blip of the level around it, and otherwise it stands (a
 //! short level is still a level: the peak of a short test); a short level
-//! at an edge of the run that lies between its neighbour and no load is
-//! the load winding up or down. Consecutive ramps are one ramp.
+//! at an edge of the capture (or next to idle time) that lies between its
+//! neighbour and no load is the load winding up or down. Consecutive ramps
+//! are one ramp.
 
 use crate::ids::PhaseKind;
 use crate::thresholds::{LOAD_STEP_FACTOR, LOAD_STEP_SIGMAS, PLATEAU_MS};
@@ -153,7 +154,13 @@ fn units(load: &[Load], block: usize) -> Vec<[Option<Obs>; 2]> {
 
 /// Levels and ramps over a run of windows, as `[a, b)` window ranges;
 /// `window_ms` sets how many windows make a plateau.
-pub(crate) fn levels(load: &[Load], window_ms: i64) -> Vec<(usize, usize, PhaseKind)> {
+/// `edges`: whether the run begins and ends where the load does (the
+/// capture's edges, or idle time).
+pub(crate) fn levels(
+    load: &[Load],
+    window_ms: i64,
+    edges: (bool, bool),
+) -> Vec<(usize, usize, PhaseKind)> {
     let n = load.len();
     if n == 0 {
         return Vec::new();
@@ -165,7 +172,7 @@ pub(crate) fn levels(load: &[Load], window_ms: i64) -> Vec<(usize, usize, PhaseK
     merge_close(&u, &mut segs);
     absorb_breathing(&u, &mut segs, plateau);
     let mut kinds = split_transitions(&u, &mut segs);
-    classify(&u, &mut segs, &mut kinds, plateau);
+    classify(&u, &mut segs, &mut kinds, plateau, edges);
     // Consecutive ramps are one ramp.
     let mut out: Vec<(usize, usize, PhaseKind)> = Vec::new();
     for (s, k) in segs.iter().zip(&kinds) {
@@ -286,6 +293,7 @@ fn classify(
     segs: &mut Vec<Seg>,
     kinds: &mut Vec<PhaseKind>,
     plateau: usize,
+    edges: (bool, bool),
 ) {
     // A level whose first and last thirds differ.
     for (s, k) in segs.iter().zip(kinds.iter_mut()) {
@@ -297,47 +305,65 @@ fn classify(
             }
         }
     }
-    // Short levels.
-    let mut i = 0;
-    while i < segs.len() {
+    // The level around it absorbs a blip: a short level standing above or
+    // below two steady neighbours that do not differ from each other.
+    let mut i = 1;
+    while i + 1 < segs.len() {
+        let (p, s, q) = (segs[i - 1], segs[i], segs[i + 1]);
+        let k = level_measure(&p, &s, &q);
+        let at = |x: &Seg| x.m[k].map_or(0.0, |o| o.value);
+        if kinds[i] == PhaseKind::Steady
+            && s.b - s.a < plateau
+            && (at(&p) - at(&s)) * (at(&s) - at(&q)) <= 0.0
+            && kinds[i - 1] == PhaseKind::Steady
+            && kinds[i + 1] == PhaseKind::Steady
+            && !differ(&p, &q)
+        {
+            segs[i - 1] = seg(u, p.a, q.b);
+            segs.drain(i..=i + 1);
+            kinds.drain(i..=i + 1);
+            i = i.saturating_sub(1).max(1);
+        } else {
+            i += 1;
+        }
+    }
+    // Stairs: a short level between its neighbours. At an edge of the
+    // capture (or next to idle time), a short level between its neighbour
+    // and no load is the load winding up or down.
+    let n = segs.len();
+    for i in 0..n {
         let s = segs[i];
         if kinds[i] != PhaseKind::Steady || s.b - s.a >= plateau {
-            i += 1;
             continue;
         }
         let (prev, next) = (i.checked_sub(1).map(|j| segs[j]), segs.get(i + 1).copied());
-        // One measure for the three: the one the level differs on most.
-        let k = prev
-            .and_then(|p| measure(&p, &s))
-            .or_else(|| next.and_then(|q| measure(&s, &q)))
-            .unwrap_or(if s.m[0].is_some() { 0 } else { 1 });
-        let level = |x: &Seg| x.m[k].map_or(0.0, |o| o.value);
         match (prev, next) {
             (Some(p), Some(q)) => {
-                let (lp, ls, lq) = (level(&p), level(&s), level(&q));
-                if (lp - ls) * (ls - lq) > 0.0 {
+                let k = level_measure(&p, &s, &q);
+                let at = |x: &Seg| x.m[k].map_or(0.0, |o| o.value);
+                if (at(&p) - at(&s)) * (at(&s) - at(&q)) > 0.0 {
                     kinds[i] = PhaseKind::Ramp;
-                } else if kinds[i - 1] == PhaseKind::Steady
-                    && kinds[i + 1] == PhaseKind::Steady
-                    && !differ(&p, &q)
-                {
-                    // A blip: the level around it absorbs it.
-                    segs[i - 1] = seg(u, p.a, q.b);
-                    segs.drain(i..=i + 1);
-                    kinds.drain(i..=i + 1);
-                    continue;
                 }
             }
-            (Some(o), None) | (None, Some(o)) => {
-                let (lo, ls) = (level(&o), level(&s));
-                if ls < lo && ls > 0.0 {
+            (None, Some(o)) | (Some(o), None) => {
+                let edge = if i == 0 { edges.0 } else { edges.1 };
+                let k = measure(&s, &o).unwrap_or(if s.m[0].is_some() { 0 } else { 1 });
+                let at = |x: &Seg| x.m[k].map_or(0.0, |o| o.value);
+                if edge && at(&s) < at(&o) && at(&s) > 0.0 {
                     kinds[i] = PhaseKind::Ramp;
                 }
             }
             (None, None) => {}
         }
-        i += 1;
     }
+}
+
+/// One measure for a level and its two neighbours: the one it differs on
+/// most from either.
+fn level_measure(p: &Seg, s: &Seg, q: &Seg) -> usize {
+    measure(p, s)
+        .or_else(|| measure(s, q))
+        .unwrap_or(if s.m[0].is_some() { 0 } else { 1 })
 }
 
 #[cfg(test)]
@@ -379,13 +405,13 @@ mod tests {
     fn a_step_makes_two_levels_and_a_window_halfway_is_a_ramp() {
         let l = closed(&[7.8, 8.0, 8.0, 8.0, 8.0, 25.8, 31.2, 31.5, 31.8, 31.8]);
         assert_eq!(
-            levels(&l, 60_000),
+            levels(&l, 60_000, (true, true)),
             [(0, 5, Steady), (5, 10, Steady)],
             "25.8 is within a factor 1.5 of 31"
         );
         let l = closed(&[8.0, 8.0, 8.0, 8.0, 8.0, 18.0, 31.2, 31.5, 31.8, 31.8]);
         assert_eq!(
-            levels(&l, 60_000),
+            levels(&l, 60_000, (true, true)),
             [(0, 5, Steady), (5, 6, Ramp), (6, 10, Steady)]
         );
     }
@@ -395,7 +421,7 @@ mod tests {
         // 2 → 8 → 24 → 6 users, two minutes each.
         let l = closed(&[2.0, 2.0, 8.0, 8.0, 24.0, 24.0, 6.0, 6.0]);
         assert_eq!(
-            levels(&l, 60_000),
+            levels(&l, 60_000, (true, true)),
             [
                 (0, 2, Steady),
                 (2, 4, Steady),
@@ -405,7 +431,10 @@ mod tests {
         );
         // A 32-user plateau, then 8.
         let l = closed(&[31.0, 32.0, 32.0, 8.0, 8.0, 8.0]);
-        assert_eq!(levels(&l, 60_000), [(0, 3, Steady), (3, 6, Steady)]);
+        assert_eq!(
+            levels(&l, 60_000, (true, true)),
+            [(0, 3, Steady), (3, 6, Steady)]
+        );
     }
 
     #[test]
@@ -424,10 +453,14 @@ mod tests {
                 per_min_se: Some(rate[i].sqrt()),
             })
             .collect();
-        assert_eq!(kinds(&levels(&l, 60_000)), [Steady]);
+        assert_eq!(kinds(&levels(&l, 60_000, (true, true))), [Steady]);
         // One odd window without scrapes to tell is not a level.
         assert_eq!(
-            kinds(&levels(&poisson(&[10.0, 10.0, 40.0, 10.0, 10.0]), 60_000)),
+            kinds(&levels(
+                &poisson(&[10.0, 10.0, 40.0, 10.0, 10.0]),
+                60_000,
+                (true, true)
+            )),
             [Steady]
         );
     }
@@ -440,10 +473,10 @@ mod tests {
         v.extend([17.0, 13.0, 9.0, 6.0, 4.0, 2.5]);
         v.extend(vec![1.5; 12]);
         assert_eq!(
-            kinds(&levels(&closed(&v), 60_000)),
+            kinds(&levels(&closed(&v), 60_000, (true, true))),
             [Steady, Ramp, Steady, Ramp, Steady],
             "{:?}",
-            levels(&closed(&v), 60_000)
+            levels(&closed(&v), 60_000, (true, true))
         );
     }
 
@@ -452,7 +485,7 @@ mod tests {
         // 2 → 8 → 24 → 6 users one minute each, windows off the clock: the
         // 24-user minute is the peak of the test.
         let l = closed(&[2.9, 13.7, 20.8, 6.8]);
-        let got = levels(&l, 60_000);
+        let got = levels(&l, 60_000, (true, true));
         assert!(
             got.iter().any(|&(a, b, k)| (a, b, k) == (2, 3, Steady)),
             "{got:?}"

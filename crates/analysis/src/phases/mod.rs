@@ -101,7 +101,16 @@ fn levels_of(
             per_min_se: s.requests_per_min_se,
         })
         .collect();
-    for (a, b, kind) in levels::levels(&load, window_ms) {
+    let idle = |w: usize| {
+        states
+            .get(w)
+            .is_some_and(|s| kind_of(s) == Some(PhaseKind::Idle))
+    };
+    let edges = (
+        start == 0 || idle(start - 1),
+        end == states.len() || idle(end),
+    );
+    for (a, b, kind) in levels::levels(&load, window_ms, edges) {
         out.push(Segment {
             start: start + a,
             end: start + b,

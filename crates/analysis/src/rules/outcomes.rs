@@ -40,7 +40,12 @@ fn investigate_restart(i: &In<'_>) -> Option<Fired> {
                 "down",
                 first.down_ms().map_or("?".into(), |d| ms_text(d as f64)),
             ),
-            ("lost", first.in_flight_lost.map_or("?".into(), num)),
+            (
+                "lost",
+                first
+                    .lost_words()
+                    .unwrap_or_else(|| "the requests in flight".into()),
+            ),
             ("time", crate::time::format_rfc3339(first.when_ms())),
         ],
         Confidence::High,
