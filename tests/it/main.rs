@@ -19,6 +19,9 @@ mod compare;
 mod engine;
 /// Hostile and broken bundles: one test per class of docs/errors.md.
 mod hostile;
+/// The judgement on bundles made for one mistake each, and a property test
+/// of the advice on any subset of any sample's windows.
+mod judgement;
 /// Real Prometheus as the oracle for our increases, rates, quantiles and gauges.
 mod oracle;
 /// Data-driven parser cases: `tests/data/expo/*` against `*.expect`.

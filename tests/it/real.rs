@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use vllm_lens_core::analysis::model::{Report, SloStatus};
-use vllm_lens_core::analysis::{BundleMeta, Settings, SloId, TimelineKind, analyse};
+use vllm_lens_core::analysis::{
+    BundleMeta, PhaseKind, RecId, Settings, SloId, TimelineKind, analyse,
+};
 use vllm_lens_core::catalog::{Catalogue, Signal};
 use vllm_lens_core::query::{Query, Settings as QuerySettings};
 use vllm_lens_core::{Input, Loaded, Options, load};
@@ -739,5 +741,263 @@ fn refused_requests_and_hang_ups_reach_the_verdict() {
             "{}: {timeouts} client time-outs, {refused} refused; verdict {:?}: {}",
             c.name, r.verdict.status, r.verdict.headline
         );
+    }
+}
+
+/// Phases as the two forms are compared: one-window ramps and idle windows
+/// are where two scrape loops at other moments may read a step or an edge
+/// one window apart, so they are left out; the rest is (kind, start, end).
+fn phase_outline(r: &Report) -> Vec<(PhaseKind, i64, i64)> {
+    let w = r.settings.window_ms;
+    r.phases
+        .iter()
+        .filter(|p| {
+            !(matches!(p.kind, PhaseKind::Ramp | PhaseKind::Idle) && p.end_ms - p.start_ms <= w)
+        })
+        .map(|p| (p.kind, p.start_ms, p.end_ms))
+        .collect()
+}
+
+/// Every real capture was also scraped by a plain `curl` loop beside
+/// `collect.sh` (5 s apart, at other moments, files named by the epoch
+/// second, no manifest): both forms give the same verdict, SLO statuses,
+/// recommendations, and phases within a window.
+#[test]
+fn a_curl_loop_and_collect_sh_give_the_same_judgement() {
+    let mut compared = 0;
+    for c in captures() {
+        let dir = root().join("samples/real");
+        let twin = dir.join(format!("{}.curl.tar.gz", c.name));
+        let Ok(bytes) = std::fs::read(&twin) else {
+            continue;
+        };
+        let loaded = load(
+            Input::Bytes {
+                name: &format!("{}.curl.tar.gz", c.name),
+                bytes: &bytes,
+                mtime_ms: None,
+            },
+            &Options::default(),
+        )
+        .expect("the curl form loads");
+        assert!(loaded.manifest.is_none(), "{}: a plain folder", c.name);
+        let (a, b) = (
+            report(&c),
+            analyse(&loaded, &BundleMeta::default(), &Settings::default()).expect("report"),
+        );
+        let at = &c.name;
+        assert_eq!(
+            a.verdict.status, b.verdict.status,
+            "{at}: {} | {}",
+            a.verdict.headline, b.verdict.headline
+        );
+        let statuses = |r: &Report| r.slo.iter().map(|s| (s.id, s.status)).collect::<Vec<_>>();
+        assert_eq!(statuses(&a), statuses(&b), "{at}: SLO statuses");
+        let ids = |r: &Report| {
+            let mut v: Vec<RecId> = r.recommendations.iter().map(|x| x.id).collect();
+            v.sort();
+            v
+        };
+        assert_eq!(ids(&a), ids(&b), "{at}: recommendations");
+        let (pa, pb) = (phase_outline(&a), phase_outline(&b));
+        let w = a.settings.window_ms;
+        assert_eq!(
+            pa.iter().map(|p| p.0).collect::<Vec<_>>(),
+            pb.iter().map(|p| p.0).collect::<Vec<_>>(),
+            "{at}: phases {pa:?} | {pb:?}"
+        );
+        for (x, y) in pa.iter().zip(&pb) {
+            assert!(
+                (x.1 - y.1).abs() <= w && (x.2 - y.2).abs() <= w,
+                "{at}: phase {x:?} against {y:?}"
+            );
+        }
+        println!(
+            "{at}: {:?}, {} phases, queueing from {:?} | {:?}, {:?}",
+            a.verdict.status,
+            pa.len(),
+            a.capacity.queueing_starts_at,
+            b.capacity.queueing_starts_at,
+            ids(&a)
+        );
+        compared += 1;
+    }
+    assert!(compared >= 9, "{compared} captures with a curl twin");
+}
+
+/// The closed-loop users the client ran at `t` (ms), from its scenario.
+fn users_at(c: &Capture, t: i64) -> Option<u64> {
+    let start = c.meta["start_ms"].as_i64()?;
+    let mut at = start;
+    for p in c.meta["scenario"]["phases"].as_array()? {
+        let secs = p[0].as_f64()?;
+        let users = p[1].as_u64()?;
+        let end = at + (secs * 1000.0) as i64;
+        if (at..end).contains(&t) {
+            return Some(users);
+        }
+        at = end;
+    }
+    None
+}
+
+/// Class 3 on a real server: every plateau of the client's load of two
+/// minutes or more, at a level 1.5 × apart from the plateaus beside it, is
+/// a steady phase of its own (read at the phase's middle): a 2 → 8 → 24 → 6
+/// test reads as its four levels, a 32-user plateau then 8 users as two.
+#[test]
+fn plateaus_of_the_client_load_are_steady_phases() {
+    let mut checked = 0;
+    for c in captures() {
+        let Some(phases) = c.meta["scenario"]["phases"].as_array().cloned() else {
+            continue;
+        };
+        let levels: Vec<(f64, u64)> = phases
+            .iter()
+            .filter_map(|p| Some((p[0].as_f64()?, p[1].as_u64()?)))
+            .collect();
+        let apart = |a: u64, b: u64| a.max(b) as f64 >= 1.5 * a.min(b) as f64;
+        let want: Vec<u64> = levels
+            .iter()
+            .enumerate()
+            .filter(|(k, (secs, users))| {
+                *secs >= 120.0
+                    && (*k == 0 || apart(levels[k - 1].1, *users))
+                    && levels.get(k + 1).is_none_or(|n| apart(n.1, *users))
+            })
+            .map(|(_, (_, u))| *u)
+            .collect();
+        if want.len() < 2 {
+            continue;
+        }
+        let r = report(&c);
+        let steady: Vec<u64> = r
+            .phases
+            .iter()
+            .filter(|p| p.kind == PhaseKind::Steady)
+            .filter_map(|p| users_at(&c, (p.start_ms + p.end_ms) / 2))
+            .collect();
+        for u in &want {
+            assert!(
+                steady.contains(u),
+                "{}: the {u}-user plateau is no steady phase of its own; steady phases at {steady:?} users; {:?}",
+                c.name,
+                r.phases
+                    .iter()
+                    .map(|p| (p.kind, p.description.clone()))
+                    .collect::<Vec<_>>()
+            );
+        }
+        println!(
+            "{}: plateaus {want:?}, steady phases at {steady:?} users",
+            c.name
+        );
+        checked += 1;
+    }
+    assert!(checked >= 2, "{checked} captures with two plateaus or more");
+}
+
+/// Class 2 on a real server: clients hang up on 2 % of requests and the
+/// server has no error: the error objective counts the disconnects (its
+/// range holds the client's own share) and never passes beside them.
+#[test]
+fn hang_ups_without_server_errors_reach_the_error_objective() {
+    let Some(c) = captures().into_iter().find(|c| c.name == "disconnects") else {
+        panic!("samples/real/disconnects.zip");
+    };
+    let timeouts = c.requests.iter().filter(|r| r.outcome == "timeout").count() as f64;
+    let answered = c.requests.iter().filter(|r| r.outcome == "ok").count() as f64;
+    let share = 100.0 * timeouts / (answered + timeouts);
+    assert!(share > 0.5, "the scenario's hang-ups: {share} %");
+    let r = report(&c);
+    assert_eq!(r.summary.outcomes.error_abort_pct, Some(0.0));
+    assert_eq!(r.summary.outcomes.http_error_pct, Some(0.0));
+    let slo = r
+        .slo
+        .iter()
+        .find(|s| s.id == SloId::ErrorAbortRate)
+        .expect("slo");
+    assert_ne!(slo.status, SloStatus::Pass, "{}", slo.explanation);
+    assert!(
+        slo.explanation.contains("client disconnects"),
+        "{}",
+        slo.explanation
+    );
+    let b = slo.bounds.expect("a range");
+    assert!(
+        b.low - 0.25 <= share && share <= b.high.expect("high") + 0.25,
+        "the client's {share:.2} % against {b:?}"
+    );
+    println!(
+        "disconnects: client {share:.2} %, the objective {:?} {:?} in {b:?}",
+        slo.status, slo.value
+    );
+}
+
+/// Class 4 on a real server: the autoscaling target comes from the
+/// capacity the capture measured, not from the objective alone: below a
+/// cap that binds, so the trigger scales out while requests queue.
+#[test]
+fn the_autoscaling_target_sits_below_the_admission_cap() {
+    let mut checked = 0;
+    for c in captures() {
+        let r = report(&c);
+        let (Some(cap), Some(_)) = (r.capacity.admission_cap, r.capacity.queueing_starts_at) else {
+            continue;
+        };
+        if cap >= 1.25 * r.settings.slo.queue_concurrency {
+            continue;
+        }
+        let trigger = r
+            .alerts
+            .iter()
+            .find(|s| s.kind == "keda")
+            .expect("an in-flight trigger");
+        let target: f64 = trigger
+            .text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("threshold: \""))
+            .and_then(|v| v.trim_end_matches('"').parse().ok())
+            .expect("a threshold");
+        assert!(target < cap, "{}: target {target}, cap {cap}", c.name);
+        assert!(
+            trigger.check.windows_fired > 0,
+            "{}: requests queued and the trigger never scaled out",
+            c.name
+        );
+        println!(
+            "{}: cap {cap}, target {target}, scaled out in {} of {} windows",
+            c.name, trigger.check.windows_fired, trigger.check.windows_total
+        );
+        checked += 1;
+    }
+    assert!(checked >= 1, "no capture with a binding cap");
+}
+
+/// Class 5: a CPU server's title says so (the manifest says CPU), and the
+/// same server read from a plain curl loop, with nothing to say what it runs
+/// on, says that no GPU metrics were seen: never "0 × GPU ?".
+#[test]
+fn the_title_says_what_the_server_runs_on() {
+    for c in captures() {
+        let r = report(&c);
+        assert_eq!(r.deployment.hardware(), "CPU", "{}", c.name);
+        let twin = root().join(format!("samples/real/{}.curl.tar.gz", c.name));
+        if let Ok(bytes) = std::fs::read(&twin) {
+            let loaded = load(
+                Input::Bytes {
+                    name: "twin.tar.gz",
+                    bytes: &bytes,
+                    mtime_ms: None,
+                },
+                &Options::default(),
+            )
+            .expect("loads");
+            let r = analyse(&loaded, &BundleMeta::default(), &Settings::default()).expect("report");
+            assert_eq!(
+                r.deployment.hardware(),
+                "hardware not reported (no GPU metrics)"
+            );
+        }
     }
 }

@@ -31,7 +31,8 @@ use crate::ids::SloId;
 use crate::inputs::Inputs;
 use crate::model::{
     BindingLimit, Capacity, ConcurrencyMeeting, ConcurrencyPoint, Deployment, Economics,
-    Efficiency, Floor, Latency, PreemptionCost, PrefixCeiling, Rejections, Row, Summary, WhatIf,
+    Efficiency, Floor, Latency, PreemptionCost, PrefixCeiling, Rejections, Row, Summary,
+    UtilisationSource, WhatIf,
 };
 use crate::queue::{QueueReport, QueuedBy};
 use crate::text::num;
@@ -147,14 +148,85 @@ fn per_gpu_rate(q: &Query<'_>, signal: Signal) -> Option<(f64, f64)> {
     Some((inc / c.series as f64, secs / c.series as f64))
 }
 
-pub(crate) fn capacity(i: &CapacityInput<'_>) -> Capacity {
-    let s = i.summary;
-    let d = i.deployment;
-    let mut sources: BTreeMap<String, String> = BTreeMap::new();
-    let mut notes: Vec<String> = Vec::new();
-    let replicas = i.replicas.len().max(1);
+/// What the stages write beside their figures: each figure's source, and
+/// why a figure is missing or estimated.
+#[derive(Default)]
+struct Written {
+    sources: BTreeMap<String, String>,
+    notes: Vec<String>,
+}
 
-    // KV capacity per replica: the smallest replica's.
+/// The capacity model, stage by stage.
+pub(crate) fn capacity(i: &CapacityInput<'_>) -> Capacity {
+    let mut w = Written::default();
+    let replicas = i.replicas.len().max(1);
+    let kv = kv(i, &mut w);
+    let limits = limits(i, &mut w);
+    let (points, max_concurrency_meeting) = concurrency(i, &mut w);
+    let (model, gpu, floor) = floor(i, &mut w);
+    let u = utilisation(i, gpu, &mut w);
+    let (prefix, blocks_overridden) = prefix(i, kv.block_size);
+    let preemption = preemption(i, &mut w);
+    let economics = economics(i, &mut w);
+    let rejections = rejections(i, &mut w);
+    let what_ifs = what_ifs(
+        kv.requests,
+        kv.tokens,
+        kv.blocks_per_request,
+        kv.block_size,
+        floor.as_ref(),
+        model.and_then(|m| m.kv_bytes_per_token(2.0)),
+        replicas,
+        limits.binding,
+        limits.admission_cap,
+        limits.max_num_seqs,
+        gpu,
+    );
+    Capacity {
+        kv_tokens: kv.tokens.map(f64::round),
+        kv_requests: kv.requests,
+        admission_cap: limits.admission_cap,
+        binding_limit: limits.binding,
+        utilisation_from: u.from,
+        blocks_overridden,
+        queueing_starts_at: limits.queueing_starts_at,
+        max_concurrency_meeting,
+        itl_floor_ms: floor.as_ref().map(|f| crate::analyses::round(f.ms)),
+        achieved_flops_per_s: u.flops,
+        achieved_bytes_per_s: u.bytes,
+        mfu_pct: u.mfu,
+        mbu_pct: u.mbu,
+        sources: w.sources,
+        kv_estimated: kv.estimated,
+        block_size: kv.block_size,
+        request_tokens: kv.request_tokens,
+        peak_in_flight: i.queue.peak_in_flight(),
+        replicas,
+        points,
+        floor,
+        prefix,
+        preemption,
+        economics,
+        what_ifs,
+        rejections,
+        notes: w.notes,
+    }
+}
+
+/// The KV pool per replica (the smallest replica's), and in requests.
+struct Kv {
+    tokens: Option<f64>,
+    estimated: bool,
+    block_size: Option<f64>,
+    request_tokens: Option<f64>,
+    blocks_per_request: Option<f64>,
+    requests: Option<f64>,
+}
+
+/// KV capacity: `vllm:cache_config_info`, else resident tokens ÷ usage.
+fn kv(i: &CapacityInput<'_>, w: &mut Written) -> Kv {
+    let s = i.summary;
+    let replicas = i.replicas.len().max(1);
     let mut kv_tokens: Option<f64> = None;
     let mut kv_blocks: Option<f64> = None;
     let mut block_size: Option<f64> = None;
@@ -173,7 +245,7 @@ pub(crate) fn capacity(i: &CapacityInput<'_>) -> Capacity {
         }
     }
     if kv_tokens.is_some() {
-        sources.insert(
+        w.sources.insert(
             "kv_tokens".into(),
             if i.store.all_series().iter().enumerate().any(|(n, _)| {
                 i.store
@@ -204,22 +276,23 @@ pub(crate) fn capacity(i: &CapacityInput<'_>) -> Capacity {
                 let resident = running / replicas as f64 * (p + g / 2.0);
                 kv_tokens = Some(resident / (kv / 100.0));
                 kv_estimated = true;
-                sources.insert(
+                w.sources.insert(
                     "kv_tokens".into(),
                     "estimate: running × (prompt + half the answer) ÷ KV usage, in the fullest window".into(),
                 );
-                notes.push(format!(
+                w.notes.push(format!(
                     "KV capacity is an estimate: vllm:cache_config_info carries no pool size here, so it is resident tokens ÷ KV usage at {kv:.1} % (only windows at {KV_ESTIMATE_FLOOR_PCT} % or more are used: below that, one block of rounding moves it a lot)."
                 ));
             }
-            _ => notes.push(
+            _ => w.notes.push(
                 "KV capacity unknown: no vllm:cache_config_info pool size, and the KV cache never reached the usage floor an estimate needs.".into(),
             ),
         }
     }
     if block_size.is_none() && kv_tokens.is_some() {
         block_size = Some(16.0);
-        notes.push("Block size not exported: vLLM's GPU default (16 tokens) is assumed.".into());
+        w.notes
+            .push("Block size not exported: vLLM's GPU default (16 tokens) is assumed.".into());
     }
     let request_tokens = s
         .workload
@@ -234,13 +307,34 @@ pub(crate) fn capacity(i: &CapacityInput<'_>) -> Capacity {
         .zip(blocks_per_request)
         .map(|(blocks, per)| (blocks / per).floor());
     if kv_requests.is_some() {
-        sources.insert(
+        w.sources.insert(
             "kv_requests".into(),
             "KV blocks ÷ ⌈(prompt + generated tokens) ÷ block size⌉ (request sizes from vllm:request_prompt_tokens and vllm:request_generation_tokens; shared prefix blocks counted once per request, so this is the conservative figure)".into(),
         );
     }
 
-    // What binds first.
+    Kv {
+        tokens: kv_tokens,
+        estimated: kv_estimated,
+        block_size,
+        request_tokens,
+        blocks_per_request,
+        requests: kv_requests,
+    }
+}
+
+/// What limits admission.
+struct Limits {
+    admission_cap: Option<f64>,
+    queueing_starts_at: Option<f64>,
+    binding: BindingLimit,
+    max_num_seqs: Option<f64>,
+}
+
+/// What binds first: the KV cache, `--max-num-seqs`, the token budget.
+fn limits(i: &CapacityInput<'_>, w: &mut Written) -> Limits {
+    let (s, d) = (i.summary, i.deployment);
+    let replicas = i.replicas.len().max(1);
     let q = i.queue;
     let admission_cap = q.admission_cap();
     let queueing_starts_at = q.queueing_starts_at();
@@ -272,7 +366,7 @@ pub(crate) fn capacity(i: &CapacityInput<'_>) -> Capacity {
     } else {
         BindingLimit::NoneSeen
     };
-    sources.insert(
+    w.sources.insert(
         "binding_limit".into(),
         match binding_limit {
             BindingLimit::KvCache => {
@@ -294,13 +388,27 @@ pub(crate) fn capacity(i: &CapacityInput<'_>) -> Capacity {
         },
     );
     if admission_cap.is_some() {
-        sources.insert(
+        w.sources.insert(
             "admission_cap".into(),
             "the queue objective's admission cap".into(),
         );
     }
 
-    // Latency against concurrency, per replica (the fleet when one).
+    Limits {
+        admission_cap,
+        queueing_starts_at,
+        binding: binding_limit,
+        max_num_seqs,
+    }
+}
+
+/// Latency against concurrency, per replica (the fleet when one), and the
+/// largest concurrency that met each objective.
+fn concurrency(
+    i: &CapacityInput<'_>,
+    w: &mut Written,
+) -> (Vec<ConcurrencyPoint>, ConcurrencyMeeting) {
+    let replicas = i.replicas.len().max(1);
     let objective = &i.settings.slo;
     let mut points = Vec::new();
     let mut ttft_ok: Vec<f64> = Vec::new();
@@ -351,12 +459,27 @@ pub(crate) fn capacity(i: &CapacityInput<'_>) -> Capacity {
         ttft_p95_windows: ttft_n,
         itl_p95_windows: itl_n,
     };
-    sources.insert(
+    w.sources.insert(
         "max_concurrency_meeting".into(),
         "windows whose p95 bucket lies wholly within the objective, by mean requests in flight (TTFT) or running (inter-token); observed only, never extrapolated".into(),
     );
 
-    // The hardware floor.
+    (points, max_concurrency_meeting)
+}
+
+/// The hardware floor: weight bytes ÷ tensor parallel ÷ bandwidth; also
+/// the model and GPU the tables know.
+fn floor(
+    i: &CapacityInput<'_>,
+    w: &mut Written,
+) -> (
+    Option<&'static ModelSpec>,
+    Option<&'static GpuSpec>,
+    Option<Floor>,
+) {
+    let (s, d) = (i.summary, i.deployment);
+    let replicas = i.replicas.len().max(1);
+    let objective = &i.settings.slo;
     let served = d.model.clone().unwrap_or_default();
     let model: Option<&ModelSpec> = hw::find_model(&served);
     let gpu: Option<&GpuSpec> = d.gpu_model.as_deref().and_then(hw::find_gpu);
@@ -397,7 +520,7 @@ pub(crate) fn capacity(i: &CapacityInput<'_>) -> Capacity {
             } else {
                 Vec::new()
             };
-            sources.insert(
+            w.sources.insert(
                 "itl_floor_ms".into(),
                 format!(
                     "{source}; ÷ tensor parallel {}; ÷ {} GB/s ({} datasheet)",
@@ -419,7 +542,7 @@ pub(crate) fn capacity(i: &CapacityInput<'_>) -> Capacity {
             })
         }
         _ => {
-            notes.push(match (&weights, gpu) {
+            w.notes.push(match (&weights, gpu) {
                 (None, _) => format!(
                     "No decode floor: the model ({}) is not in the table; give its weight size with --model-bytes.",
                     if served.is_empty() { "unnamed" } else { &served }
@@ -433,13 +556,27 @@ pub(crate) fn capacity(i: &CapacityInput<'_>) -> Capacity {
         }
     };
     if let (Some(f), true) = (&floor, speculative) {
-        notes.push(format!(
+        w.notes.push(format!(
             "Speculative decoding is on: one step can emit several tokens, so the inter-token latency can beat the {:.1} ms per-step floor.",
             f.ms
         ));
     }
 
-    // Achieved utilisation.
+    (model, gpu, floor)
+}
+
+/// Achieved FLOP/s and bytes/s, MFU and MBU, and where they come from.
+struct Utilisation {
+    flops: Option<f64>,
+    bytes: Option<f64>,
+    mfu: Option<f64>,
+    mbu: Option<f64>,
+    from: Option<UtilisationSource>,
+}
+
+/// vLLM's `estimated_*` counters, else DCGM's activity standing in.
+fn utilisation(i: &CapacityInput<'_>, gpu: Option<&GpuSpec>, w: &mut Written) -> Utilisation {
+    let (s, d) = (i.summary, i.deployment);
     let flops = per_gpu_rate(i.query, Signal::EstimatedFlops);
     let reads = per_gpu_rate(i.query, Signal::EstimatedReadBytes);
     let writes = per_gpu_rate(i.query, Signal::EstimatedWriteBytes);
@@ -455,52 +592,68 @@ pub(crate) fn capacity(i: &CapacityInput<'_>) -> Capacity {
     };
     let counters_present = flops.is_some() || reads.is_some();
     let (mut mfu_pct, mut mbu_pct) = (None, None);
+    let mut utilisation_from = None;
     if achieved_flops_per_s.is_some() || achieved_bytes_per_s.is_some() {
-        sources.insert(
+        w.sources.insert(
             "achieved_flops_per_s".into(),
             "vllm:estimated_flops_per_gpu_total (vLLM's estimate from the model's shape)".into(),
         );
-        sources.insert("achieved_bytes_per_s".into(), "vllm:estimated_read_bytes_per_gpu_total + vllm:estimated_write_bytes_per_gpu_total (estimates)".into());
+        w.sources.insert("achieved_bytes_per_s".into(), "vllm:estimated_read_bytes_per_gpu_total + vllm:estimated_write_bytes_per_gpu_total (estimates)".into());
         match gpu {
             Some(g) => {
                 mfu_pct = achieved_flops_per_s
                     .zip(g.peak_flops)
                     .map(|(a, p)| 100.0 * a / p);
                 mbu_pct = achieved_bytes_per_s.map(|a| 100.0 * a / g.bandwidth);
+                utilisation_from = Some(UtilisationSource::VllmEstimates);
                 if mfu_pct.is_some() {
-                    sources.insert("mfu_pct".into(), format!("achieved FLOP/s ÷ {} dense peak", g.name));
+                    w.sources.insert("mfu_pct".into(), format!("achieved FLOP/s ÷ {} dense peak", g.name));
                 } else {
-                    notes.push(format!("MFU null: no datasheet FLOP/s for the {}.", g.name));
+                    w.notes.push(format!("MFU null: no datasheet FLOP/s for the {}.", g.name));
                 }
-                sources.insert("mbu_pct".into(), format!("achieved bytes/s ÷ {} bandwidth", g.name));
+                w.sources.insert("mbu_pct".into(), format!("achieved bytes/s ÷ {} bandwidth", g.name));
             }
-            None => notes.push(format!(
+            None => w.notes.push(format!(
                 "MFU and MBU null: {} has no GPU peak to divide by (a CPU server, or a GPU not in the table).",
                 d.gpu_model.as_deref().unwrap_or("this server")
             )),
         }
     } else {
         if counters_present {
-            notes.push("vllm:estimated_* counters are flat at 0: the server ran without --enable-mfu-metrics, so achieved FLOP/s and bytes/s are missing, not zero.".into());
+            w.notes.push("vllm:estimated_* counters are flat at 0: the server ran without --enable-mfu-metrics, so achieved FLOP/s and bytes/s are missing, not zero.".into());
         }
         // DCGM activity instead: shares of cycles, upper bounds on MFU/MBU.
         if let Some(t) = s.gpu.tensor_active_pct_avg {
             mfu_pct = Some(t);
-            sources.insert("mfu_pct".into(), "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE (a share of cycles with the tensor pipes busy: an upper bound on MFU, not MFU)".into());
+            utilisation_from = Some(UtilisationSource::Dcgm);
+            w.sources.insert("mfu_pct".into(), "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE (a share of cycles with the tensor pipes busy: an upper bound on MFU, not MFU)".into());
         }
         if let Some(dr) = s.gpu.dram_active_pct_avg {
             mbu_pct = Some(dr);
-            sources.insert("mbu_pct".into(), "DCGM_FI_PROF_DRAM_ACTIVE (a share of cycles the memory interface is busy; roughly achieved bandwidth ÷ peak)".into());
+            utilisation_from = Some(UtilisationSource::Dcgm);
+            w.sources.insert("mbu_pct".into(), "DCGM_FI_PROF_DRAM_ACTIVE (a share of cycles the memory interface is busy; roughly achieved bandwidth ÷ peak)".into());
         }
         if mfu_pct.is_none() && mbu_pct.is_none() && gpu.is_none() {
-            notes.push(format!(
+            w.notes.push(format!(
                 "MFU and MBU null: no estimated_* counters with --enable-mfu-metrics, no DCGM profiling fields, and no GPU peak for {}.",
                 d.gpu_model.as_deref().unwrap_or("this server")
             ));
         }
     }
 
-    // The prefix cache's ceiling.
+    Utilisation {
+        flops: achieved_flops_per_s,
+        bytes: achieved_bytes_per_s,
+        mfu: mfu_pct,
+        mbu: mbu_pct,
+        from: utilisation_from,
+    }
+}
+
+/// The prefix cache against the shared prefix the user states, and the
+/// configuration's word on it (caching on, a fixed pool).
+fn prefix(i: &CapacityInput<'_>, block_size: Option<f64>) -> (PrefixCeiling, bool) {
+    let s = i.summary;
     let hit = s.efficiency.prefix_cache_hit_pct;
     let prompt = s.workload.avg_prompt_tokens;
     let shared = i.settings.shared_prefix_tokens;
@@ -527,7 +680,13 @@ pub(crate) fn capacity(i: &CapacityInput<'_>) -> Capacity {
     let blocks_overridden = cache_label(i.store, i.replicas, "num_gpu_blocks_override")
         .is_some_and(|v| !matches!(v.as_str(), "" | "None" | "none" | "null"));
 
-    // Preemption cost.
+    (prefix, blocks_overridden)
+}
+
+/// What preemptions cost.
+fn preemption(i: &CapacityInput<'_>, w: &mut Written) -> Option<PreemptionCost> {
+    let s = i.summary;
+    let prompt = s.workload.avg_prompt_tokens;
     let preemption = s
         .efficiency
         .preemptions_per_min
@@ -565,13 +724,19 @@ pub(crate) fn capacity(i: &CapacityInput<'_>) -> Capacity {
             }
         });
     if preemption.is_some() {
-        sources.insert(
+        w.sources.insert(
             "preemption".into(),
             "vllm:num_preemptions_total; vllm:request_num_preemptions and vllm:prompt_tokens_recomputed_total where exported; recompute time = tokens × mean prefill ms per prompt token (an estimate; without the recompute counter, a request's prompt plus half its answer per preemption)".into(),
         );
     }
 
-    // Energy and money.
+    preemption
+}
+
+/// Energy and money per token.
+fn economics(i: &CapacityInput<'_>, w: &mut Written) -> Economics {
+    let (s, d) = (i.summary, i.deployment);
+    let hit = s.efficiency.prefix_cache_hit_pct;
     let energy_j = s.gpu.energy_j;
     let minutes = (s.window_end_ms - s.window_start_ms) as f64 / 60_000.0;
     let generated = s.efficiency.gen_tokens_per_sec.map(|r| r * minutes * 60.0);
@@ -603,14 +768,21 @@ pub(crate) fn capacity(i: &CapacityInput<'_>) -> Capacity {
         cost_per_million_computed: cost(computed),
     };
     if economics.computed_tokens_per_joule.is_some() {
-        sources.insert("economics".into(), "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION over the capture; computed tokens = prompt tokens not served from cache + generated tokens".into());
+        w.sources.insert("economics".into(), "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION over the capture; computed tokens = prompt tokens not served from cache + generated tokens".into());
     }
     if i.settings.gpu_hour_cost.is_some() && d.gpus == 0 {
-        notes.push("Cost per token needs the GPUs' count: no GPU was seen in this capture.".into());
+        w.notes
+            .push("Cost per token needs the GPUs' count: no GPU was seen in this capture.".into());
     }
 
-    // Requests turned away by the queue limits (0.32+): they never reach
-    // the engine, so no finished_reason counts them.
+    economics
+}
+
+/// Requests turned away by the queue limits (0.32+): they never reach the
+/// engine, so no `finished_reason` counts them.
+fn rejections(i: &CapacityInput<'_>, w: &mut Written) -> Option<Rejections> {
+    let s = i.summary;
+    let minutes = (s.window_end_ms - s.window_start_ms) as f64 / 60_000.0;
     let rejections = {
         let by = i.query.counter_by(Signal::AdmissionRejections, &["reason"]);
         let total: f64 = by.values().map(|c| c.total).sum();
@@ -628,56 +800,13 @@ pub(crate) fn capacity(i: &CapacityInput<'_>) -> Capacity {
         })
     };
     if rejections.is_some() {
-        sources.insert(
+        w.sources.insert(
             "rejections".into(),
             "vllm:admission_rejections_total by reason (increase over the capture)".into(),
         );
     }
 
-    // What-ifs.
-    let kv_per_token = model.and_then(|m| m.kv_bytes_per_token(2.0));
-    let what_ifs = what_ifs(
-        kv_requests,
-        kv_tokens,
-        blocks_per_request,
-        block_size,
-        floor.as_ref(),
-        kv_per_token,
-        replicas,
-        binding_limit,
-        admission_cap,
-        max_num_seqs,
-        gpu,
-    );
-
-    Capacity {
-        kv_tokens: kv_tokens.map(f64::round),
-        kv_requests,
-        admission_cap,
-        binding_limit,
-        blocks_overridden,
-        queueing_starts_at,
-        max_concurrency_meeting,
-        itl_floor_ms: floor.as_ref().map(|f| crate::analyses::round(f.ms)),
-        achieved_flops_per_s,
-        achieved_bytes_per_s,
-        mfu_pct,
-        mbu_pct,
-        sources,
-        kv_estimated,
-        block_size,
-        request_tokens,
-        peak_in_flight: q.peak_in_flight(),
-        replicas,
-        points,
-        floor,
-        prefix,
-        preemption,
-        economics,
-        what_ifs,
-        rejections,
-        notes,
-    }
+    rejections
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -11,7 +11,7 @@ use vllm_lens_store::TargetId;
 
 use crate::BundleMeta;
 use crate::ids::Scope;
-use crate::model::{BundleInfo, Deployment, TargetInfo};
+use crate::model::{BundleInfo, Deployment, ModelServed, TargetInfo};
 
 pub(crate) fn model_name(loaded: &Loaded, cat: &Catalogue) -> Option<String> {
     let store = &loaded.store;
@@ -73,6 +73,7 @@ pub(crate) fn deployment(
     gpu_owner: &BTreeMap<String, Scope>,
     model: Option<String>,
     gpu_uuid: &BTreeMap<String, String>,
+    models: &[crate::scopes::Served],
 ) -> Deployment {
     let env = loaded
         .manifest
@@ -121,5 +122,15 @@ pub(crate) fn deployment(
             })
             .unwrap_or_default(),
         device: env.and_then(|e| e.device.clone()),
+        models: models
+            .iter()
+            .enumerate()
+            .map(|(i, m)| ModelServed {
+                model: m.model.clone(),
+                replicas: m.replicas.clone(),
+                finished: crate::analyses::round(m.finished),
+                judged: i == 0,
+            })
+            .collect(),
     }
 }

@@ -364,7 +364,7 @@ string_enum! {
         SloBreached = "slo_breached",
         /// Back within it.
         SloRecovered = "slo_recovered",
-        /// Requests first waited.
+        /// Requests first queued (the queue objective's definition).
         WaitingStarted = "waiting_started",
         /// Preemptions first seen.
         PreemptionsStarted = "preemptions_started",

@@ -339,3 +339,33 @@ pub(crate) fn gpu_over_time(windows: &[GpuInputs]) -> GpuInputs {
     }
     out
 }
+
+/// How often DCGM's energy counter moves: the median time between changes
+/// of its value, over every GPU (dcgm-exporter collects every 30 s by
+/// default, whatever the scrape interval); `None` without the counter or
+/// with fewer than three changes.
+pub(crate) fn energy_refresh_ms(
+    store: &vllm_lens_store::Store,
+    cat: &vllm_lens_catalog::Catalogue,
+) -> Option<i64> {
+    let mut gaps: Vec<i64> = Vec::new();
+    for sid in cat.get(Signal::Energy).series() {
+        let s = store.series(sid);
+        let mut last: Option<(i64, f64)> = None;
+        for (&t, &v) in s.times().iter().zip(s.values()) {
+            match last {
+                Some((lt, lv)) if v != lv => {
+                    gaps.push(t - lt);
+                    last = Some((t, v));
+                }
+                None => last = Some((t, v)),
+                _ => {}
+            }
+        }
+    }
+    if gaps.len() < 3 {
+        return None;
+    }
+    gaps.sort_unstable();
+    Some(gaps[gaps.len() / 2])
+}

@@ -86,16 +86,8 @@ pub fn analyse(
     meta: &BundleMeta,
     settings: &Settings,
 ) -> Result<Report, BadWidth> {
-    // A pushdown export holds whole windows of its own width: the report's
-    // windows are made of them (a multiple of that width, rounded up).
     let requested_window_ms = settings.window_ms;
-    let settings = &match loaded.store.pushed_width_ms() {
-        Some(p) if p > 0 && settings.window_ms % p != 0 => Settings {
-            window_ms: (settings.window_ms / p + 1) * p,
-            ..*settings
-        },
-        _ => *settings,
-    };
+    let settings = &whole_windows(loaded, settings);
     let store = &loaded.store;
     let cat = Catalogue::resolve(store);
     let q = Query::new(
@@ -110,6 +102,7 @@ pub fn analyse(
 
     // 1. Scopes and their rows; the fleet over the whole capture.
     let scopes::Scopes {
+        models,
         replicas,
         gpu_owner,
         gpu_uuid,
@@ -121,13 +114,8 @@ pub fn analyse(
     } = scopes::read(loaded, &cat, &q);
     let (start, end) = (q.grid().bounds(0).0, q.grid().bounds(n.saturating_sub(1)).1);
     let fleet_all = over_time(&fleet.windows);
-    let fleet_gpu_all = gpu_over_time(&fleet.gpu);
-    let summary = rows::summary(
-        start,
-        end,
-        &fleet_all,
-        fleet.has_gpu.then_some(&fleet_gpu_all),
-    );
+    let fleet_gpu = fleet.has_gpu.then(|| gpu_over_time(&fleet.gpu));
+    let summary = rows::summary(start, end, &fleet_all, fleet_gpu.as_ref());
 
     // 2–3. Restarts, warm-up, bursts, then the phases.
     let restarts = events::restarts(store, &cat, &q, &replicas, &rows);
@@ -147,14 +135,8 @@ pub fn analyse(
     });
 
     // 4–6. Queueing, the scorecard, the deployment and its capacity.
-    let queue_report = queue::analyse(
-        store,
-        &cat,
-        q.grid(),
-        &queue::replica_inputs(&replica_scopes, &rows.latency),
-        &excluded,
-        settings.slo.queue_negligible_ms,
-    );
+    let replica_rows = queue::replica_inputs(&replica_scopes, &rows.latency);
+    let queue_report = queue::analyse(store, &cat, q.grid(), &replica_rows, &excluded, settings);
     let (slo, ttft_parts) = slo::scorecard(&slo::SloInput {
         thresholds: &settings.slo,
         catalogue: &cat,
@@ -164,7 +146,10 @@ pub fn analyse(
         starts: &fleet_windows.iter().map(|w| w.start_ms).collect::<Vec<_>>(),
         queue: &queue_report,
     });
-    let model_name = deployment::model_name(loaded, &cat);
+    let model_name = models
+        .first()
+        .map(|m| m.model.clone())
+        .or_else(|| deployment::model_name(loaded, &cat));
     let deployment = deployment::deployment(
         loaded,
         &cat,
@@ -172,6 +157,7 @@ pub fn analyse(
         &gpu_owner,
         model_name.clone(),
         &gpu_uuid,
+        &models,
     );
     let capacity = capacity::capacity(&capacity::CapacityInput {
         store,
@@ -207,6 +193,8 @@ pub fn analyse(
             .get(&Signal::PrefixHitRateLifetime)
             .map(|g| g.last),
         platform: levers::Platform::of(&deployment),
+        models: &deployment.models,
+        vllm_scrapes: scopes::scrapes(store, &replicas),
         ttft_parts,
     };
     let analyses = analyses::run(&ctx);
@@ -244,6 +232,18 @@ pub fn analyse(
         timeline,
         data_quality,
     })
+}
+
+/// A pushdown export holds whole windows of its own width: the report's
+/// windows are made of them (a multiple of that width, rounded up).
+fn whole_windows(loaded: &Loaded, settings: &Settings) -> Settings {
+    match loaded.store.pushed_width_ms() {
+        Some(p) if p > 0 && settings.window_ms % p != 0 => Settings {
+            window_ms: (settings.window_ms / p + 1) * p,
+            ..*settings
+        },
+        _ => *settings,
+    }
 }
 
 /// Every field name of [`Report`] and the types inside it (the schema's

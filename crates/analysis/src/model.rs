@@ -132,20 +132,38 @@ pub struct Deployment {
     /// What vLLM runs on, as the manifest states it (`gpu`, `cpu`);
     /// `null` when unstated.
     pub device: Option<String>,
+    /// Every model the replicas serve (`model_name`), the busiest first.
+    /// With more than one, the report judges only the one marked `judged`
+    /// (one scorecard over two models would mix their latencies).
+    #[serde(default)]
+    pub models: Vec<ModelServed>,
+}
+
+/// A model the bundle serves.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ModelServed {
+    /// The `model_name` label.
+    pub model: String,
+    /// The replicas serving it.
+    pub replicas: Vec<String>,
+    /// Requests it finished over the capture.
+    pub finished: f64,
+    /// The report's figures, objectives and advice are this model's.
+    pub judged: bool,
 }
 
 impl Deployment {
     /// What it runs on, for a title: `1 × NVIDIA L4`, `CPU` (a CPU server
-    /// as the manifest states it), `0 × GPU ?` when nothing says.
+    /// as the manifest states it), `2 × GPU (model not reported)`, or `no
+    /// GPU metrics` when nothing says.
     pub fn hardware(&self) -> String {
-        if self.gpus == 0 && self.device.as_deref() == Some("cpu") {
-            return "CPU".into();
+        match (self.gpus, self.device.as_deref(), &self.gpu_model) {
+            (0, Some("cpu"), _) => "CPU".into(),
+            (0, _, Some(m)) => format!("{m} (no GPU metrics)"),
+            (0, _, None) => "hardware not reported (no GPU metrics)".into(),
+            (n, _, Some(m)) => format!("{n} × {m}"),
+            (n, _, None) => format!("{n} × GPU (model not reported)"),
         }
-        format!(
-            "{} × {}",
-            self.gpus,
-            self.gpu_model.as_deref().unwrap_or("GPU ?")
-        )
     }
 
     /// The release, for a header: what the server states (collect.sh asks
@@ -720,8 +738,9 @@ pub struct TimelineEvent {
     /// `preemptions_started`, `kv_above_60`, `kv_above_90`, `restart`,
     /// `scrape_gap`, `shape_change`, `xid`, `load_step`, `error_burst`.
     pub kind: TimelineKind,
-    /// Target or replica concerned (`fleet` for all).
-    pub subject: String,
+    /// Whom it concerns: `fleet` for all, else the replica's or target's
+    /// name (a GPU's key for an XID).
+    pub subject: Scope,
     /// What happened.
     pub description: String,
     /// The figures.
@@ -796,6 +815,9 @@ pub enum VerdictStatus {
     AtRisk,
     /// An objective fails.
     Failing,
+    /// The bundle cannot support a verdict: no vLLM metrics, or too few
+    /// scrapes for a rate (the headline says what is missing).
+    CannotTell,
 }
 
 /// The report's first line.
@@ -940,6 +962,16 @@ pub struct PrefixCeiling {
     pub enabled: Option<bool>,
 }
 
+/// Where MFU and MBU come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum UtilisationSource {
+    /// vLLM's `estimated_*` counters ÷ the GPU's datasheet peaks.
+    VllmEstimates,
+    /// DCGM's tensor-pipe and DRAM activity (upper bounds, not MFU/MBU).
+    Dcgm,
+}
+
 /// What preemptions cost.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PreemptionCost {
@@ -1000,6 +1032,11 @@ pub struct Capacity {
     pub admission_cap: Option<f64>,
     /// What limits concurrency first.
     pub binding_limit: BindingLimit,
+    /// What `mfu_pct` and `mbu_pct` come from: `vllm_estimates` (vLLM's
+    /// `estimated_*` counters ÷ the GPU's peaks) or `dcgm` (tensor and DRAM
+    /// activity standing in); `null` when neither.
+    #[serde(default)]
+    pub utilisation_from: Option<UtilisationSource>,
     /// `vllm:cache_config_info` sets `num_gpu_blocks_override`: the KV
     /// pool's size is fixed, whatever the memory.
     #[serde(default)]

@@ -55,6 +55,7 @@ pub(crate) fn non_cumulative(whole: &crate::inputs::Inputs) -> Vec<Signal> {
     out
 }
 
+/// What the figures rest on, stage by stage.
 pub(crate) fn data_quality(
     loaded: &Loaded,
     cat: &Catalogue,
@@ -65,6 +66,43 @@ pub(crate) fn data_quality(
 ) -> DataQuality {
     let store = &loaded.store;
     let mut notes = Vec::new();
+    let version = version(loaded, cat);
+    provenance(loaded, q, requested_window_ms, &mut notes);
+    releases(cat, &mut notes);
+    let inputs = inputs(cat);
+    signals(loaded, cat, &mut notes);
+    let resets = resets(q, &mut notes);
+    let gap_windows = gaps(q, &mut notes);
+    store_notes(store, layout_mismatch, non_cumulative, &mut notes);
+    known_bugs(cat, &mut notes);
+    collect_interval(store, cat, q, &mut notes);
+    let diagnostics = loaded.diagnostics.len();
+    for d in loaded.diagnostics.iter().take(10) {
+        notes.push(note(QualityKind::Diagnostic, &d.file, d.to_string()));
+    }
+    let inventory = cat
+        .signals
+        .iter()
+        .map(|r| MetricStatus {
+            signal: r.key.to_string(),
+            status: status_word(r.status).to_string(),
+            used: r.used.iter().map(|n| n.to_string()).collect(),
+            notes: r.notes.clone(),
+        })
+        .collect();
+    DataQuality {
+        vllm_version: version,
+        inputs,
+        inventory,
+        notes,
+        resets,
+        gap_windows,
+        diagnostics,
+    }
+}
+
+/// The release, inferred and as the server states it.
+fn version(loaded: &Loaded, cat: &Catalogue) -> String {
     let era = &cat.era;
     let version = match (era.engine, era.range_text()) {
         (Engine::V0, Some(r)) => format!("V0 engine, vLLM {r}"),
@@ -79,10 +117,19 @@ pub(crate) fn data_quality(
         .as_ref()
         .and_then(|m| m.environment.as_ref())
         .and_then(|e| e.vllm_version.as_deref());
-    let version = match stated {
+    match stated {
         Some(v) => format!("{version}; the server says {v}"),
         None => version,
-    };
+    }
+}
+
+/// Where the data came from: Prometheus API answers, a pushdown export.
+fn provenance(
+    loaded: &Loaded,
+    q: &Query<'_>,
+    requested_window_ms: i64,
+    notes: &mut Vec<QualityNote>,
+) {
     if loaded.api_answers > 0 {
         notes.push(note(
             QualityKind::PrometheusExport,
@@ -116,6 +163,11 @@ pub(crate) fn data_quality(
             ),
         ));
     }
+}
+
+/// Releases that differ between targets or contradict themselves.
+fn releases(cat: &Catalogue, notes: &mut Vec<QualityNote>) {
+    let era = &cat.era;
     if era.mixed {
         notes.push(note(
             QualityKind::Version,
@@ -135,6 +187,10 @@ pub(crate) fn data_quality(
             ));
         }
     }
+}
+
+/// What each analysis reads, and whether it was found.
+fn inputs(cat: &Catalogue) -> Vec<AnalysisInputs> {
     let inputs: Vec<AnalysisInputs> = STEPS
         .iter()
         .map(|step| AnalysisInputs {
@@ -154,6 +210,11 @@ pub(crate) fn data_quality(
                 .collect(),
         })
         .collect();
+    inputs
+}
+
+/// Fallbacks, duplicates, a CPU server, and missing inputs.
+fn signals(loaded: &Loaded, cat: &Catalogue, notes: &mut Vec<QualityNote>) {
     for r in &cat.signals {
         if r.status == Status::Aliased {
             notes.push(note(
@@ -212,6 +273,10 @@ pub(crate) fn data_quality(
         }
     }
     notes.dedup();
+}
+
+/// Counter resets, and counters that drop far too often.
+fn resets(q: &Query<'_>, notes: &mut Vec<QualityNote>) -> usize {
     // Resets.
     let mut resets = 0;
     // Scrapes of the busiest target: a counter that drops at a quarter of
@@ -250,6 +315,11 @@ pub(crate) fn data_quality(
     if resets > 0 {
         notes.push(note(QualityKind::Reset, "bundle", format!("{resets} counter resets (restarts): read as restarts from zero, never as negative increases")));
     }
+    resets
+}
+
+/// Windows with missing or failed scrapes, per target.
+fn gaps(q: &Query<'_>, notes: &mut Vec<QualityNote>) -> BTreeMap<String, usize> {
     // Gaps.
     let mut gap_windows = BTreeMap::new();
     for cov in q.coverage() {
@@ -260,6 +330,17 @@ pub(crate) fn data_quality(
             notes.push(note(QualityKind::Gap, &cov.target, format!("{n} window(s) with missing or failed scrapes ({failed} failed scrapes recorded); figures there cover less time and outages are not bridged")));
         }
     }
+    gap_windows
+}
+
+/// Clock skew between targets, duplicate series, bucket layouts, buckets
+/// that are not cumulative, non-finite samples.
+fn store_notes(
+    store: &vllm_lens_store::Store,
+    layout_mismatch: &[Signal],
+    non_cumulative: &[Signal],
+    notes: &mut Vec<QualityNote>,
+) {
     // Clock skew between targets: the typical offset between their scrapes.
     let targets = store.targets();
     if targets.len() > 1 {
@@ -305,6 +386,11 @@ pub(crate) fn data_quality(
             ),
         ));
     }
+}
+
+/// Known bugs of the inferred release.
+fn known_bugs(cat: &Catalogue, notes: &mut Vec<QualityNote>) {
+    let era = &cat.era;
     // Known bugs of the inferred release.
     if let (Some(lo), Some(hi)) = (era.min_version, era.max_version) {
         let within = |v: Version| lo <= v && v <= hi;
@@ -331,38 +417,31 @@ pub(crate) fn data_quality(
             ));
         }
     }
+}
+
+/// dcgm-exporter's collect interval longer than the scrape interval.
+fn collect_interval(
+    store: &vllm_lens_store::Store,
+    cat: &Catalogue,
+    q: &Query<'_>,
+    notes: &mut Vec<QualityNote>,
+) {
     // dcgm-exporter's collect interval longer than the scrape interval.
     for s in [Signal::Power, Signal::Energy] {
         for sid in cat.get(s).series() {
             let series = store.series(sid);
             let r = repeats(series.values());
             if r >= 0.3 {
-                notes.push(note(QualityKind::CollectInterval, s.key(), format!("{:.0} % of consecutive {} scrapes repeat the last value: dcgm-exporter's collect interval (default 30 s) is longer than the scrape interval, so per-window GPU figures move in steps", r * 100.0, store.series_name(sid))));
+                let energy = match (s, crate::inputs::energy_refresh_ms(store, cat)) {
+                    (Signal::Energy, Some(ms)) if 2 * ms > q.grid().width_ms => format!(
+                        "; the energy counter moves every {}, so tokens per joule is given for the capture and its phases, not for windows shorter than two of its steps",
+                        crate::text::ms_text(ms as f64)
+                    ),
+                    _ => String::new(),
+                };
+                notes.push(note(QualityKind::CollectInterval, s.key(), format!("{:.0} % of consecutive {} scrapes repeat the last value: dcgm-exporter's collect interval (default 30 s) is longer than the scrape interval, so per-window GPU figures move in steps{energy}", r * 100.0, store.series_name(sid))));
                 break;
             }
         }
-    }
-    let diagnostics = loaded.diagnostics.len();
-    for d in loaded.diagnostics.iter().take(10) {
-        notes.push(note(QualityKind::Diagnostic, &d.file, d.to_string()));
-    }
-    let inventory = cat
-        .signals
-        .iter()
-        .map(|r| MetricStatus {
-            signal: r.key.to_string(),
-            status: status_word(r.status).to_string(),
-            used: r.used.iter().map(|n| n.to_string()).collect(),
-            notes: r.notes.clone(),
-        })
-        .collect();
-    DataQuality {
-        vllm_version: version,
-        inputs,
-        inventory,
-        notes,
-        resets,
-        gap_windows,
-        diagnostics,
     }
 }

@@ -258,8 +258,9 @@ pub(crate) fn analyse(
     grid: &Grid,
     replicas: &[ReplicaInput<'_>],
     excluded: &[usize],
-    negligible_ms: f64,
+    settings: &crate::Settings,
 ) -> QueueReport {
+    let negligible_ms = settings.slo.queue_negligible_ms;
     let capacity = cat.get(Signal::WaitingCapacity).status != Status::Missing;
     let waiting_signal = if capacity {
         Signal::WaitingCapacity

@@ -29,8 +29,20 @@ pub(crate) struct Fleet {
     pub has_gpu: bool,
 }
 
+/// A model the bundle serves, with its replicas.
+#[derive(Clone, Debug)]
+pub(crate) struct Served {
+    pub model: String,
+    pub replicas: Vec<String>,
+    /// Finished requests over the capture.
+    pub finished: f64,
+}
+
 /// What stage 1 yields.
 pub(crate) struct Scopes {
+    /// Every model served (by name), when the replicas say; the report
+    /// judges the first (`judged`).
+    pub models: Vec<Served>,
     /// Replicas: (target, name), by name.
     pub replicas: Vec<(TargetId, String)>,
     /// GPU key → its replica ([`Scope::Unassigned`] when none is known).
@@ -47,6 +59,14 @@ pub(crate) struct Scopes {
     pub layout_mismatch: Vec<Signal>,
 }
 
+/// Scrapes of some replicas' `/metrics`.
+pub(crate) fn scrapes(store: &vllm_lens_store::Store, replicas: &[(TargetId, String)]) -> usize {
+    replicas
+        .iter()
+        .map(|(t, _)| store.target(*t).sample_times().len())
+        .sum()
+}
+
 /// The targets with vLLM engine signals, by name.
 pub(crate) fn replicas(cat: &Catalogue) -> Vec<(TargetId, String)> {
     let mut out: Vec<(TargetId, String)> = Vec::new();
@@ -61,12 +81,72 @@ pub(crate) fn replicas(cat: &Catalogue) -> Vec<(TargetId, String)> {
     out
 }
 
+/// The model a target serves: the `model_name` label of its vLLM series.
+fn model_of(loaded: &Loaded, cat: &Catalogue, target: TargetId) -> Option<String> {
+    let store = &loaded.store;
+    [Signal::Running, Signal::FinishedRequests, Signal::Ttft]
+        .iter()
+        .flat_map(|s| cat.get(*s).series())
+        .filter(|&sid| store.series(sid).target() == target)
+        .find_map(|sid| store.label(sid, "model_name").map(str::to_string))
+}
+
+/// The models served. With more than one, the report judges one (the one
+/// that finished the most requests) over its own replicas: one scorecard
+/// over two models would mix their latencies.
+fn models(
+    loaded: &Loaded,
+    cat: &Catalogue,
+    q: &Query<'_>,
+    replicas: &[(TargetId, String)],
+) -> Vec<Served> {
+    let mut out: Vec<Served> = Vec::new();
+    for (id, name) in replicas {
+        let Some(model) = model_of(loaded, cat, *id) else {
+            continue;
+        };
+        let finished = q.counter_in(Signal::FinishedRequests, Some(&[*id])).total;
+        match out.iter_mut().find(|m| m.model == model) {
+            Some(m) => {
+                m.replicas.push(name.clone());
+                m.finished += finished;
+            }
+            None => out.push(Served {
+                model,
+                replicas: vec![name.clone()],
+                finished,
+            }),
+        }
+    }
+    out.sort_by(|a, b| {
+        b.finished
+            .total_cmp(&a.finished)
+            .then(a.model.cmp(&b.model))
+    });
+    out
+}
+
 /// Reads every scope.
 pub(crate) fn read(loaded: &Loaded, cat: &Catalogue, q: &Query<'_>) -> Scopes {
     let store = &loaded.store;
     let n = q.grid().count;
-    let replicas = replicas(cat);
-    let gpu_owner = map_gpus(loaded, cat, &replicas);
+    let every = replicas(cat);
+    let models = models(loaded, cat, q, &every);
+    // Several models: the judged model's replicas only (and the GPUs of
+    // the others are left out with them).
+    let replicas: Vec<(TargetId, String)> = match models.first() {
+        Some(m) if models.len() > 1 => every
+            .iter()
+            .filter(|(_, name)| m.replicas.contains(name))
+            .cloned()
+            .collect(),
+        _ => every.clone(),
+    };
+    let mut gpu_owner = map_gpus(loaded, cat, &every);
+    gpu_owner.retain(|_, o| match o {
+        Scope::Replica(r) => replicas.iter().any(|(_, n)| n == r),
+        _ => true,
+    });
     let gpu_uuid: BTreeMap<String, String> = cat
         .gpus
         .iter()
@@ -77,7 +157,8 @@ pub(crate) fn read(loaded: &Loaded, cat: &Catalogue, q: &Query<'_>) -> Scopes {
             )
         })
         .collect();
-    let gpus = read_gpus(q);
+    let mut gpus = read_gpus(q);
+    gpus.retain(|k, _| gpu_owner.contains_key(k));
     // Each replica is a scope of its own when there are several, or when
     // the bundle has targets besides one replica's; a lone replica's rows
     // are the fleet's, under its name too.
@@ -112,7 +193,8 @@ pub(crate) fn read(loaded: &Loaded, cat: &Catalogue, q: &Query<'_>) -> Scopes {
             });
         }
     }
-    let fleet_in = read_scope(q, None);
+    let ids: Vec<TargetId> = replicas.iter().map(|(t, _)| *t).collect();
+    let fleet_in = read_scope(q, (replicas.len() < every.len()).then_some(ids.as_slice()));
     let all_gpus: Vec<&Vec<GpuInputs>> = gpus.values().collect();
     let fleet = Fleet {
         windows: fleet_in.windows,
@@ -120,6 +202,9 @@ pub(crate) fn read(loaded: &Loaded, cat: &Catalogue, q: &Query<'_>) -> Scopes {
         has_gpu: !gpus.is_empty(),
     };
     let fleet_gpu = fleet.has_gpu.then_some(fleet.gpu.as_slice());
+    // Tokens per joule needs two refreshes of DCGM's energy counter in a
+    // window; shorter windows read its steps, not the work.
+    let joules = inputs::energy_refresh_ms(store, cat).is_none_or(|r| 2 * r <= q.grid().width_ms);
     let mut fleet_windows = Vec::with_capacity(n);
     scope_rows(
         q,
@@ -129,6 +214,7 @@ pub(crate) fn read(loaded: &Loaded, cat: &Catalogue, q: &Query<'_>) -> Scopes {
         &fleet.windows,
         fleet_gpu,
         true,
+        joules,
     );
     let mut layout_mismatch = fleet_in.layout_mismatch;
     let mut replica_scopes: Vec<(TargetId, Scope)> = Vec::new();
@@ -151,12 +237,22 @@ pub(crate) fn read(loaded: &Loaded, cat: &Catalogue, q: &Query<'_>) -> Scopes {
             }
             None => (fleet.windows.as_slice(), fleet_gpu),
         };
-        scope_rows(q, &mut rows, None, &scope, windows, gpu, owned(name) >= 2);
+        scope_rows(
+            q,
+            &mut rows,
+            None,
+            &scope,
+            windows,
+            gpu,
+            owned(name) >= 2,
+            joules,
+        );
         replica_scopes.push((*id, scope));
     }
     layout_mismatch.sort();
     layout_mismatch.dedup();
     Scopes {
+        models,
         replicas,
         gpu_owner,
         gpu_uuid,
@@ -181,6 +277,7 @@ fn key(q: &Query<'_>, w: usize, scope: &Scope) -> RowKey {
 /// GPU aggregate rows where `aggregate`. (Kept out of line: inlined at
 /// its calls it made the page 0.8 KB larger.)
 #[inline(never)]
+#[allow(clippy::too_many_arguments)]
 fn scope_rows(
     q: &Query<'_>,
     rows: &mut Rows,
@@ -189,6 +286,7 @@ fn scope_rows(
     windows: &[inputs::Inputs],
     gpu: Option<&[GpuInputs]>,
     aggregate: bool,
+    joules: bool,
 ) {
     for (w, i) in windows.iter().enumerate() {
         let g = gpu.map(|g| &g[w]);
@@ -197,7 +295,10 @@ fn scope_rows(
         let efficiency = rows::efficiency(i);
         let workload = rows::workload(i);
         let outcomes = rows::outcomes(i);
-        let memory = rows::memory(i, g);
+        let mut memory = rows::memory(i, g);
+        if !joules {
+            memory.tokens_per_joule = None;
+        }
         if let Some(fw) = fleet_windows.as_deref_mut() {
             fw.push(FleetWindow {
                 start_ms: k.window_start_ms,

@@ -7,7 +7,7 @@ use vllm_lens_catalog::Signal;
 use vllm_lens_query::Query;
 
 use crate::analyses::Ctx;
-use crate::ids::{PhaseKind, SloId, TimelineKind as K};
+use crate::ids::{PhaseKind, Scope, SloId, TimelineKind as K};
 use crate::model::TimelineEvent;
 use crate::text::{ms_text, num};
 
@@ -16,7 +16,7 @@ fn event(
     ctx: &Ctx<'_>,
     time_ms: i64,
     kind: K,
-    subject: &str,
+    subject: Scope,
     description: String,
     label: &str,
     value: Option<f64>,
@@ -26,7 +26,7 @@ fn event(
     TimelineEvent {
         time_ms,
         kind,
-        subject: subject.to_string(),
+        subject,
         description,
         evidence: vec![ctx.ev_at(label, value, unit, signals, vec![time_ms])],
     }
@@ -71,7 +71,7 @@ pub(crate) fn timeline(ctx: &Ctx<'_>, q: &Query<'_>) -> Vec<TimelineEvent> {
                     ctx,
                     w.start_ms,
                     K::SloBreached,
-                    "fleet",
+                    Scope::Fleet,
                     format!("{}: proven missed from this window", slo.title),
                     &slo.title,
                     None,
@@ -84,7 +84,7 @@ pub(crate) fn timeline(ctx: &Ctx<'_>, q: &Query<'_>) -> Vec<TimelineEvent> {
                     ctx,
                     w.start_ms,
                     K::SloRecovered,
-                    "fleet",
+                    Scope::Fleet,
                     format!("{}: met again", slo.title),
                     &slo.title,
                     None,
@@ -94,17 +94,49 @@ pub(crate) fn timeline(ctx: &Ctx<'_>, q: &Query<'_>) -> Vec<TimelineEvent> {
             }
         }
     }
-    if let Some((at, v)) = first_window(ctx, |w| w.efficiency.waiting, f64::MIN_POSITIVE) {
+    // Queueing as the queue objective defines it (waiting on two
+    // consecutive scrapes, or a window's mean queue time), at the time of
+    // its first sighting: one request caught between two engine steps is
+    // not the start of queueing.
+    let first = ctx
+        .queue
+        .replicas
+        .iter()
+        .flat_map(|r| r.queued.iter().map(move |x| (r, x)))
+        .min_by_key(|(_, x)| x.time_ms);
+    if let Some((r, x)) = first {
+        let (text, value, signals): (String, f64, &[Signal]) = match x.by {
+            crate::queue::QueuedBy::Waiting => (
+                format!(
+                    "Requests first queued on {}: {} waiting beside {} running, on consecutive scrapes",
+                    r.name,
+                    num(x.in_flight - x.running),
+                    num(x.running)
+                ),
+                x.in_flight - x.running,
+                &[Signal::Waiting, Signal::Running],
+            ),
+            crate::queue::QueuedBy::QueueTime => (
+                format!(
+                    "Requests first queued on {}: the window's mean queue time reached {} ms (up to {} in flight)",
+                    r.name,
+                    num(ctx.settings.slo.queue_negligible_ms),
+                    num(x.in_flight)
+                ),
+                x.in_flight,
+                &[Signal::QueueTime],
+            ),
+        };
         out.push(event(
             ctx,
-            at,
+            x.time_ms,
             K::WaitingStarted,
-            "fleet",
-            format!("Requests first waited for a slot (up to {v:.0})"),
-            "waiting max",
-            Some(v),
+            Scope::Replica(r.name.clone()),
+            text,
+            "waiting",
+            Some(value),
             "requests",
-            &[Signal::Waiting],
+            signals,
         ));
     }
     if let Some((at, v)) =
@@ -114,7 +146,7 @@ pub(crate) fn timeline(ctx: &Ctx<'_>, q: &Query<'_>) -> Vec<TimelineEvent> {
             ctx,
             at,
             K::PreemptionsStarted,
-            "fleet",
+            Scope::Fleet,
             format!("Preemptions started ({v:.1} per minute)"),
             "preemptions",
             Some(v),
@@ -131,7 +163,7 @@ pub(crate) fn timeline(ctx: &Ctx<'_>, q: &Query<'_>) -> Vec<TimelineEvent> {
                 ctx,
                 at,
                 kind,
-                "fleet",
+                Scope::Fleet,
                 format!("KV-cache pool crossed {threshold:.0} % ({v:.1} %)"),
                 "KV cache max",
                 Some(v),
@@ -152,7 +184,7 @@ pub(crate) fn timeline(ctx: &Ctx<'_>, q: &Query<'_>) -> Vec<TimelineEvent> {
             ctx,
             r.when_ms(),
             K::Restart,
-            &r.replica,
+            Scope::Replica(r.replica.clone()),
             text,
             "in flight lost",
             r.in_flight_lost,
@@ -168,7 +200,7 @@ pub(crate) fn timeline(ctx: &Ctx<'_>, q: &Query<'_>) -> Vec<TimelineEvent> {
                 out.push(TimelineEvent {
                     time_ms: at,
                     kind: K::ScrapeGap,
-                    subject: cov.target.clone(),
+                    subject: Scope::Replica(cov.target.clone()),
                     description: format!(
                         "{}: scrapes missing or failed in {} ({} failed scrape{} recorded)",
                         cov.target,
@@ -203,7 +235,7 @@ pub(crate) fn timeline(ctx: &Ctx<'_>, q: &Query<'_>) -> Vec<TimelineEvent> {
                         ctx,
                         p.start_ms,
                         K::LoadStep,
-                        "fleet",
+                        Scope::Fleet,
                         format!(
                             "The load moved from ~{} to ~{} requests in flight",
                             num(before.round()),
@@ -221,7 +253,7 @@ pub(crate) fn timeline(ctx: &Ctx<'_>, q: &Query<'_>) -> Vec<TimelineEvent> {
                 ctx,
                 p.start_ms,
                 K::ErrorBurst,
-                "fleet",
+                Scope::Fleet,
                 format!("Errors burst: {}", p.description),
                 "error + abort",
                 p.figures.outcomes.error_abort_pct,
@@ -236,7 +268,7 @@ pub(crate) fn timeline(ctx: &Ctx<'_>, q: &Query<'_>) -> Vec<TimelineEvent> {
             ctx,
             at,
             K::ShapeChange,
-            "fleet",
+            Scope::Fleet,
             format!("The workload changed shape: generated/prompt {a:.2} → {b:.2}"),
             "ratio change",
             Some(b / a),
@@ -254,7 +286,7 @@ pub(crate) fn timeline(ctx: &Ctx<'_>, q: &Query<'_>) -> Vec<TimelineEvent> {
                 ctx,
                 q.grid().bounds(w).0,
                 K::Xid,
-                &key,
+                Scope::Replica(key.clone()),
                 format!("GPU {key} reported XID {}", stats.last),
                 "XID code",
                 Some(stats.last),

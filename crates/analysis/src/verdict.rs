@@ -251,7 +251,81 @@ fn objective_name(id: SloId) -> &'static str {
 }
 
 /// The verdict.
+/// Why the bundle cannot support a verdict, if it cannot: no vLLM metrics,
+/// too few scrapes for a rate, or no request at all.
+fn what_is_missing(ctx: &Ctx<'_>) -> Option<String> {
+    let gpus = ctx.catalogue.gpus.len();
+    if ctx.replicas == 0 {
+        return Some(if gpus > 0 {
+            format!(
+                "the bundle holds GPU metrics only (DCGM, {}) and no vLLM /metrics, and the objectives, the phases and the advice all read vLLM's own metrics; capture the server too (scripts/collect.sh --vllm URL)",
+                plural(gpus, "GPU", "GPUs")
+            )
+        } else {
+            "the bundle holds no vLLM /metrics; capture the server (scripts/collect.sh --vllm URL)"
+                .to_string()
+        });
+    }
+    let rated = ctx
+        .windows
+        .iter()
+        .any(|w| w.workload.requests_per_min.is_some());
+    if !rated {
+        return Some(format!(
+            "vLLM's /metrics was scraped {}, and rates and latencies need two scrapes or more, a few seconds apart (scripts/collect.sh --interval 5 --duration 10m)",
+            plural(ctx.vllm_scrapes, "time", "times")
+        ));
+    }
+    let any_load = ctx.windows.iter().any(|w| {
+        w.workload.requests_per_min.is_some_and(|r| r > 0.0)
+            || w.efficiency.running_avg.is_some_and(|r| r > 0.0)
+    });
+    let exercised = ctx.slo.iter().any(|s| s.status != SloStatus::NotExercised);
+    (!any_load && !exercised).then(|| {
+        "no request ran or finished during the capture, so nothing was put to the test; capture the server under its usual load".to_string()
+    })
+}
+
+/// The models served, when there are several: which one the report judges
+/// and why.
+fn models_line(ctx: &Ctx<'_>) -> Option<String> {
+    if ctx.models.len() < 2 {
+        return None;
+    }
+    let each: Vec<String> = ctx
+        .models
+        .iter()
+        .map(|m| {
+            format!(
+                "{} ({}, {} finished requests)",
+                m.model,
+                m.replicas.join(", "),
+                num(m.finished.round())
+            )
+        })
+        .collect();
+    let judged = &ctx.models[0];
+    Some(format!(
+        "This bundle serves {} models: {}. The report judges {} only, the busiest: one scorecard over several models would mix their latencies. Capture each other model's replicas alone to judge them.",
+        ctx.models.len(),
+        each.join("; "),
+        judged.model
+    ))
+}
+
 pub(crate) fn verdict(ctx: &Ctx<'_>, analyses: &[Analysis], timeline: &[TimelineEvent]) -> Verdict {
+    if let Some(missing) = what_is_missing(ctx) {
+        let mut first = missing.clone();
+        if let Some(c) = first.get(..1) {
+            first = c.to_uppercase() + &first[1..];
+        }
+        return Verdict {
+            status: VerdictStatus::CannotTell,
+            headline: format!("Cannot tell: {missing}."),
+            reasons: vec![missing],
+            narrative: vec![format!("{first}.")],
+        };
+    }
     let fired = |id: FindingId| {
         analyses
             .iter()
@@ -385,6 +459,8 @@ pub(crate) fn verdict(ctx: &Ctx<'_>, analyses: &[Analysis], timeline: &[Timeline
             "Healthy as far as the capture shows: no objective could be put to the test."
                 .to_string()
         }
+        // (Decided above; never reached.)
+        VerdictStatus::CannotTell => String::new(),
         VerdictStatus::Healthy => format!(
             "Healthy: {} met{}; nothing needs to change to meet them.",
             if exercised == ctx.slo.len() {
@@ -428,7 +504,7 @@ fn capacity_words(ctx: &Ctx<'_>) -> Option<String> {
 
 /// What happened, in a few lines.
 fn narrative(ctx: &Ctx<'_>, timeline: &[TimelineEvent]) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut out: Vec<String> = models_line(ctx).into_iter().collect();
     let interesting =
         ctx.phases.iter().any(|p| p.kind != PhaseKind::Steady) || ctx.phases.len() > 1;
     if interesting {

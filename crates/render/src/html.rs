@@ -141,6 +141,7 @@ fn verdict(r: &Report) -> Markup {
         VerdictStatus::Healthy => "pass",
         VerdictStatus::AtRisk => "warn",
         VerdictStatus::Failing => "fail",
+        VerdictStatus::CannotTell => "na",
     };
     html! {
         section id="verdict" class=(format!("verdict {class}")) {
@@ -371,8 +372,8 @@ fn capacity(r: &Report) -> Markup {
                             (None, None) => "FLOP/s and bytes/s missing (no vllm:estimated_* counters with --enable-mfu-metrics)",
                             (f, b) => { (f.map_or("FLOP/s missing".into(), |v| format!("{}FLOP/s", si(v)))) ", " (b.map_or("bytes/s missing".into(), |v| format!("{}B/s", si(v)))) " per GPU (vLLM's estimates)" }
                         }
-                        @if from_dcgm(c, "mfu_pct") { "; tensor pipes active " (opt_num(c.mfu_pct, "%")) " (an upper bound on MFU)" } @else { "; MFU " (opt_num(c.mfu_pct, "%")) }
-                        @if from_dcgm(c, "mbu_pct") { ", DRAM active " (opt_num(c.mbu_pct, "%")) " (≈ MBU)" } @else { ", MBU " (opt_num(c.mbu_pct, "%")) }
+                        @if from_dcgm(c) { "; tensor pipes active " (opt_num(c.mfu_pct, "%")) " (an upper bound on MFU)" } @else { "; MFU " (opt_num(c.mfu_pct, "%")) }
+                        @if from_dcgm(c) { ", DRAM active " (opt_num(c.mbu_pct, "%")) " (≈ MBU)" } @else { ", MBU " (opt_num(c.mbu_pct, "%")) }
                         @if let Some(s) = c.sources.get("mfu_pct") { span.m { " · MFU: " (s) } }
                         @if let Some(s) = c.sources.get("mbu_pct") { span.m { " · MBU: " (s) } }
                     } }
@@ -422,8 +423,8 @@ fn capacity(r: &Report) -> Markup {
 }
 
 /// A capacity figure that came from DCGM activity, not vLLM's estimates.
-fn from_dcgm(c: &vllm_lens_analysis::model::Capacity, field: &str) -> bool {
-    c.sources.get(field).is_some_and(|s| s.starts_with("DCGM"))
+fn from_dcgm(c: &vllm_lens_analysis::model::Capacity) -> bool {
+    c.utilisation_from == Some(vllm_lens_analysis::model::UtilisationSource::Dcgm)
 }
 
 /// The largest concurrency that met an objective, or why there is none.
@@ -459,10 +460,21 @@ fn recommendations(r: &Report) -> Markup {
                         p.explain { (rec.rationale) }
                         p.action { (rec.action) }
                         p.caveat { "Might be wrong if: " (rec.caveat) }
+                        @if !rec.levers.is_empty() { p.levers { "Turns: " (words::levers(r, &rec.levers)) } }
                         details {
                             summary { "Evidence" @if !rec.snippets.is_empty() { " and snippets" } }
                             (evidence(&rec.evidence))
                             @for s in &rec.snippets { (snippet(s)) }
+                        }
+                    }
+                }
+            }
+            @if !r.withheld.is_empty() {
+                details.withheld {
+                    summary { "Held back (" (r.withheld.len()) "): rules that fired but do not fit this capture" }
+                    ul {
+                        @for w in &r.withheld {
+                            li { span.mono { (w.id.as_str()) } ": " (w.reason) }
                         }
                     }
                 }

@@ -156,13 +156,19 @@ pub fn render(r: &Report) -> String {
     }
     for rec in r.recommendations.iter().take(MAX_RECS) {
         let addresses: Vec<&str> = rec.addresses.iter().map(|a| a.as_str()).collect();
+        let turns = if rec.levers.is_empty() {
+            String::new()
+        } else {
+            format!("; turns {}", words::levers(r, &rec.levers))
+        };
         let _ = writeln!(
             o,
-            "{}. **{}** (for {}; {} confidence). {}",
+            "{}. **{}** (for {}; {} confidence{}). {}",
             rec.rank,
             escape(&rec.title),
             escape(&addresses.join(", ")),
             words::confidence_word(rec.confidence),
+            escape(&turns),
             escape(&rec.action)
         );
         let _ = writeln!(o, "   - Why: {}", escape(&rec.rationale));

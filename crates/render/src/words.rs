@@ -5,7 +5,7 @@
 //! what a snippet would have done.
 
 use vllm_lens_analysis::model::{
-    Confidence, Phase, PhaseKind, SloId, SloResult, SloStatus, Snippet, VerdictStatus,
+    Confidence, Phase, PhaseKind, Report, SloId, SloResult, SloStatus, Snippet, VerdictStatus,
 };
 use vllm_lens_analysis::text::{bucket_text, ms_text, num};
 
@@ -15,6 +15,7 @@ pub fn verdict_word(s: VerdictStatus) -> &'static str {
         VerdictStatus::Healthy => "HEALTHY",
         VerdictStatus::AtRisk => "AT RISK",
         VerdictStatus::Failing => "FAILING",
+        VerdictStatus::CannotTell => "CANNOT TELL",
     }
 }
 
@@ -198,6 +199,26 @@ pub fn alerts_line(snippets: &[Snippet]) -> String {
                 },
                 s.check.windows_fired,
                 s.check.windows_total
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// A recommendation's levers in words: "--max-num-seqs up; the client's
+/// max_tokens down", each knob as it is set on the report's platform.
+pub fn levers(r: &Report, levers: &[vllm_lens_analysis::model::Lever]) -> String {
+    let platform = vllm_lens_analysis::model::Platform::of(&r.deployment);
+    levers
+        .iter()
+        .map(|l| {
+            format!(
+                "{} {}",
+                l.knob.setting(platform),
+                match l.direction {
+                    vllm_lens_analysis::model::Direction::Up => "up",
+                    vllm_lens_analysis::model::Direction::Down => "down",
+                }
             )
         })
         .collect::<Vec<_>>()

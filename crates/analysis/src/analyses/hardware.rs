@@ -68,8 +68,8 @@ fn activity(ctx: &Ctx<'_>, d: f64, t: f64) -> String {
 pub(crate) fn estimated_utilisation(c: &crate::model::Capacity) -> Option<(f64, f64)> {
     c.achieved_flops_per_s?;
     c.achieved_bytes_per_s?;
-    let from_vllm = |k: &str| c.sources.get(k).is_some_and(|s| s.starts_with("achieved"));
-    (from_vllm("mfu_pct") && from_vllm("mbu_pct")).then_some((c.mfu_pct?, c.mbu_pct?))
+    (c.utilisation_from == Some(crate::model::UtilisationSource::VllmEstimates))
+        .then_some((c.mfu_pct?, c.mbu_pct?))
 }
 
 fn estimate_evidence(ctx: &Ctx<'_>, mfu: f64, mbu: f64) -> Vec<Evidence> {

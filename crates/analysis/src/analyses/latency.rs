@@ -376,12 +376,24 @@ fn stalls(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         let p99 = h.quantile(0.99);
         let bucket = p99.map(|q| bucket_text(q.lower * 1000.0, q.upper * 1000.0));
         let within = 100.0 * proof.share_above;
+        // The share beyond the line, from the buckets: at least what lies
+        // above the edge at or above it, at most what lies above the edge
+        // at or below it.
+        let (lo, hi) = (
+            100.0 * (1.0 - proof.share_above),
+            100.0 * (1.0 - proof.share_below),
+        );
+        let share = if (hi - lo).abs() < 0.05 {
+            format!("{} %", num_pct(lo))
+        } else {
+            format!("between {} and {} %", num_pct(lo), num_pct(hi))
+        };
         out.push(finding(
             id,
             Severity::Warn,
             format!(
-                "1 % of {what} is beyond {}: p99 {}, over {STALL_FACTOR:.0}× the {} objective",
-                ms_text(proof.edge_above * 1000.0),
+                "{share} of {what} takes longer than {}: p99 {}, over {STALL_FACTOR:.0}× the {} objective",
+                ms_text(line),
                 bucket.clone().unwrap_or_default(),
                 ms_text(objective)
             ),
@@ -405,5 +417,16 @@ fn stalls(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 ("objective", ms_text(objective)),
             ],
         ));
+    }
+}
+
+/// A share, %, with the digits it needs (never "0" for a share above 0).
+fn num_pct(p: f64) -> String {
+    if p > 0.0 && p < 0.1 {
+        "under 0.1".into()
+    } else if p < 10.0 {
+        format!("{p:.1}")
+    } else {
+        format!("{p:.0}")
     }
 }

@@ -121,6 +121,10 @@ pub(crate) struct Ctx<'a> {
     pub prefix_lifetime: Option<f64>,
     /// What the server runs on (GPU, CPU, or unknown).
     pub platform: crate::levers::Platform,
+    /// Scrapes of the judged replicas' `/metrics`.
+    pub vllm_scrapes: usize,
+    /// Every model served; the first is the one judged.
+    pub models: &'a [crate::model::ModelServed],
     /// Time to first token's parts where it misses (means).
     pub ttft_parts: Option<crate::slo::TtftParts>,
 }

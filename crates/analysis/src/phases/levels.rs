@@ -16,7 +16,8 @@
 //!
 //! A level shorter than a plateau that differs from its neighbours in
 //! flight only, at the same rate, is the queue breathing under a steady
-//! arrival rate: its closer neighbour absorbs it.
+//! arrival rate: its closer neighbour absorbs it (not a lower level at the
+//! capture's edges, where the load starts or ends).
 //!
 //! Then: a window at either side of a step that lies a third of the gap or
 //! more from both levels is a ramp window; a level whose first and last
@@ -170,7 +171,7 @@ pub(crate) fn levels(
     let plateau = ((PLATEAU_MS as f64 / (window_ms as f64 * block as f64)).ceil() as usize).max(1);
     let mut segs: Vec<Seg> = (0..u.len()).map(|i| seg(&u, i, i + 1)).collect();
     merge_close(&u, &mut segs);
-    absorb_breathing(&u, &mut segs, plateau);
+    absorb_breathing(&u, &mut segs, plateau, edges);
     let mut kinds = split_transitions(&u, &mut segs);
     classify(&u, &mut segs, &mut kinds, plateau, edges);
     // Consecutive ramps are one ramp.
@@ -214,7 +215,12 @@ fn merge_close(u: &[[Option<Obs>; 2]], segs: &mut Vec<Seg>) {
 /// A level shorter than a plateau that differs from its neighbours in
 /// flight only, at the same rate, is the queue breathing under a steady
 /// load: the closer neighbour absorbs it (then neighbours are merged again).
-fn absorb_breathing(u: &[[Option<Obs>; 2]], segs: &mut Vec<Seg>, plateau: usize) {
+fn absorb_breathing(
+    u: &[[Option<Obs>; 2]],
+    segs: &mut Vec<Seg>,
+    plateau: usize,
+    edges: (bool, bool),
+) {
     let rate_differs = |x: &Seg, y: &Seg| match (x.m[1], y.m[1]) {
         (Some(a), Some(b)) => gap(a, b) >= LOAD_STEP_SIGMAS,
         _ => false,
@@ -222,7 +228,13 @@ fn absorb_breathing(u: &[[Option<Obs>; 2]], segs: &mut Vec<Seg>, plateau: usize)
     loop {
         let found = (0..segs.len()).find_map(|i| {
             let s = segs[i];
-            if s.b - s.a >= plateau {
+            // At the capture's edges a level below its neighbour is the load
+            // starting or ending: not breathing.
+            let neighbour = if i == 0 { segs.get(1) } else { segs.get(i - 1) };
+            let lower = neighbour
+                .is_some_and(|o| s.m[0].zip(o.m[0]).is_some_and(|(x, y)| x.value < y.value));
+            let at_edge = ((i == 0 && edges.0) || (i + 1 == segs.len() && edges.1)) && lower;
+            if s.b - s.a >= plateau || at_edge {
                 return None;
             }
             let near = [i.checked_sub(1), (i + 1 < segs.len()).then_some(i + 1)]
@@ -349,7 +361,7 @@ fn classify(
                 let edge = if i == 0 { edges.0 } else { edges.1 };
                 let k = measure(&s, &o).unwrap_or(if s.m[0].is_some() { 0 } else { 1 });
                 let at = |x: &Seg| x.m[k].map_or(0.0, |o| o.value);
-                if edge && at(&s) < at(&o) && at(&s) > 0.0 {
+                if edge && at(&s) < at(&o) {
                     kinds[i] = PhaseKind::Ramp;
                 }
             }

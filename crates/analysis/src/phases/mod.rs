@@ -276,6 +276,11 @@ fn in_flight_noise(i: &PhaseInput<'_>) -> Vec<Option<f64>> {
 pub(crate) fn build(i: &PhaseInput<'_>) -> (Vec<Phase>, Vec<usize>) {
     let q = i.query;
     let states = states(i);
+    // No rate in any window (no vLLM metrics, one scrape): no phases to
+    // tell; the verdict says what is missing.
+    if states.iter().all(|s| s.requests_per_min.is_none()) {
+        return (Vec::new(), Vec::new());
+    }
     let starts: Vec<i64> = (0..q.grid().count).map(|w| q.grid().bounds(w).0).collect();
     let phases = segment(&states, i.settings.window_ms)
         .iter()

@@ -10,7 +10,7 @@
 //!   quality), each with the share of it the rule can move;
 //! - whether it is an **investigation** (read logs, find a cause) rather
 //!   than a change: an investigation never outranks a change on a failing
-//!   objective unless it addresses a failing objective itself.
+//!   objective.
 //!
 //! Then, for every fired rule: a lever the capture forbids (its state,
 //! its platform, its configuration: [`crate::levers::Lever::blocked`]) is
@@ -237,23 +237,29 @@ fn dir(l: Lever) -> &'static str {
     }
 }
 
-/// Ranks fired rules: those addressing a failing objective first (so an
-/// investigation never outranks a change on a failing objective unless it
-/// addresses one itself), then by the expected effect (each target's weight
-/// × the share moved × confidence), then by id.
+/// Ranks fired rules: changes that address a failing objective first, then
+/// investigations that address one (a burst or a restart never outranks
+/// the change that fixes a failing objective), then the rest; within each,
+/// by the expected effect (each target's weight × the share moved ×
+/// confidence), then by id.
 fn rank(ctx: &Ctx<'_>, fired: &mut [(&Rule, Fired)]) {
     let key = |(rule, f): &(&Rule, Fired)| {
         let on_failing = f
             .effect
             .iter()
             .any(|(a, _)| a.slo().and_then(|s| ctx.slo(s)) == Some(SloStatus::Fail));
+        let tier = match (on_failing, rule.investigation) {
+            (true, false) => 0u8,
+            (true, true) => 1,
+            (false, _) => 2,
+        };
         let score: f64 = f
             .effect
             .iter()
             .map(|(a, share)| weight(ctx, *a) * share)
             .sum::<f64>()
             * confidence_factor(f.confidence);
-        (u8::from(!on_failing), -score, rule.id)
+        (tier, -score, rule.id)
     };
     fired.sort_by(|a, b| {
         let (ka, kb) = (key(a), key(b));
