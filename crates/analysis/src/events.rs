@@ -120,3 +120,13 @@ pub(crate) fn warmup_windows(
     out.dedup();
     out
 }
+
+/// The longest time a replica was unreachable at a restart, when it was
+/// longer than a fifth of a window (a few scrapes): (replica, ms).
+pub(crate) fn longest_outage(restarts: &[RestartInfo], window_ms: i64) -> Option<(&str, i64)> {
+    restarts
+        .iter()
+        .filter_map(|r| r.down_ms().map(|d| (r.replica.as_str(), d)))
+        .filter(|(_, d)| 5 * d > window_ms)
+        .max_by_key(|(_, d)| *d)
+}

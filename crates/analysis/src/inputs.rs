@@ -340,17 +340,22 @@ pub(crate) fn gpu_over_time(windows: &[GpuInputs]) -> GpuInputs {
     out
 }
 
-/// How often DCGM's energy counter moves: the median time between changes
-/// of its value, over every GPU (dcgm-exporter collects every 30 s by
-/// default, whatever the scrape interval); `None` without the counter or
-/// with fewer than three changes.
+/// How often DCGM's energy counter moves when it moves more slowly than it
+/// is scraped: the median time between changes of its value, over every
+/// GPU, where that is more than 1.5 × the median time between its points
+/// (dcgm-exporter collects every 30 s by default, whatever the scrape
+/// interval). `None` when it moves at every point (a pushdown export's
+/// windows, a collect interval at or under the scrape interval) or with
+/// fewer than three changes.
 pub(crate) fn energy_refresh_ms(
     store: &vllm_lens_store::Store,
     cat: &vllm_lens_catalog::Catalogue,
 ) -> Option<i64> {
     let mut gaps: Vec<i64> = Vec::new();
+    let mut steps: Vec<i64> = Vec::new();
     for sid in cat.get(Signal::Energy).series() {
         let s = store.series(sid);
+        steps.extend(s.times().windows(2).map(|w| w[1] - w[0]));
         let mut last: Option<(i64, f64)> = None;
         for (&t, &v) in s.times().iter().zip(s.values()) {
             match last {
@@ -363,9 +368,11 @@ pub(crate) fn energy_refresh_ms(
             }
         }
     }
-    if gaps.len() < 3 {
+    if gaps.len() < 3 || steps.is_empty() {
         return None;
     }
     gaps.sort_unstable();
-    Some(gaps[gaps.len() / 2])
+    steps.sort_unstable();
+    let (refresh, step) = (gaps[gaps.len() / 2], steps[steps.len() / 2]);
+    (2 * refresh > 3 * step).then_some(refresh)
 }

@@ -310,6 +310,45 @@ impl Lever {
         }
     }
 
+    /// The lever in words, for a reader: "a higher --max-num-seqs", "an FP8
+    /// KV cache (--kv-cache-dtype fp8)", "more replicas".
+    pub fn words(self, platform: Platform) -> String {
+        use Direction::{Down, Up};
+        let setting = self.knob.setting(platform);
+        match (self.knob, self.direction) {
+            (Knob::MaxNumSeqs | Knob::BlockSize, Up) => format!("a higher {setting}"),
+            (Knob::MaxNumSeqs | Knob::BlockSize, Down) => format!("a lower {setting}"),
+            (Knob::MaxNumBatchedTokens, Up) => format!("a larger {setting}"),
+            (Knob::MaxNumBatchedTokens, Down) => format!("a smaller {setting}"),
+            (Knob::KvCacheMemory, Up) => format!("more KV cache memory ({setting})"),
+            (Knob::KvCacheMemory, Down) => format!("less KV cache memory ({setting})"),
+            (Knob::KvCacheBytes, Down) => "an FP8 KV cache (--kv-cache-dtype fp8)".into(),
+            (Knob::KvCacheBytes, Up) => "a wider KV cache dtype".into(),
+            (Knob::WeightBytes, Down) => "FP8 or INT4 weights".into(),
+            (Knob::WeightBytes, Up) => "wider weights".into(),
+            (Knob::TensorParallel, Up) => format!("more tensor parallelism ({setting})"),
+            (Knob::TensorParallel, Down) => format!("less tensor parallelism ({setting})"),
+            (Knob::Replicas, Up) => "more replicas".into(),
+            (Knob::Replicas, Down) => "fewer replicas".into(),
+            (Knob::PrefixCaching, Up) => format!("prefix caching on ({setting})"),
+            (Knob::PrefixCaching, Down) => "prefix caching off".into(),
+            (Knob::ApiServers, Up) => format!("more API server processes ({setting})"),
+            (Knob::ApiServers, Down) => format!("fewer API server processes ({setting})"),
+            (Knob::PrefixRouting, Up) => "prefix-aware routing".into(),
+            (Knob::PrefixRouting, Down) => "routing without regard to prefixes".into(),
+            (Knob::Disaggregation, Up) => "prefill and decode on separate workers".into(),
+            (Knob::Disaggregation, Down) => "prefill and decode on the same workers".into(),
+            (Knob::ClientMaxTokens, Up) => "a higher max_tokens in the client".into(),
+            (Knob::ClientMaxTokens, Down) => "a lower max_tokens in the client".into(),
+            (Knob::ClientTimeout, Up) => "a longer client time-out".into(),
+            (Knob::ClientTimeout, Down) => "a shorter client time-out".into(),
+            (Knob::PromptTokens, Up) => "more prompt tokens".into(),
+            (Knob::PromptTokens, Down) => "fewer prompt tokens".into(),
+            (Knob::PromptPrefixOrder, Up) => "the shared prompt text first, byte-identical".into(),
+            (Knob::PromptPrefixOrder, Down) => "the shared prompt text anywhere".into(),
+        }
+    }
+
     /// True when `other` turns the same knob the other way.
     pub fn opposes(self, other: Lever) -> bool {
         self.knob == other.knob && self.direction == other.direction.opposite()

@@ -145,6 +145,7 @@ pub fn analyse(
         gpu_windows: if fleet.has_gpu { &fleet.gpu } else { &[] },
         starts: &fleet_windows.iter().map(|w| w.start_ms).collect::<Vec<_>>(),
         queue: &queue_report,
+        outage: events::longest_outage(&restarts, q.grid().width_ms),
     });
     let model_name = models
         .first()
@@ -194,6 +195,8 @@ pub fn analyse(
             .map(|g| g.last),
         platform: levers::Platform::of(&deployment),
         models: &deployment.models,
+        finished: (!fleet_all.reasons.is_empty())
+            .then(|| fleet_all.reasons.values().map(|x| x.increase).sum()),
         vllm_scrapes: scopes::scrapes(store, &replicas),
         ttft_parts,
     };
@@ -211,7 +214,7 @@ pub fn analyse(
         &quality::non_cumulative(&fleet_all),
         requested_window_ms,
     );
-    let verdict = verdict::verdict(&ctx, &analyses, &timeline);
+    let verdict = verdict::verdict(&ctx, &analyses, &timeline, recommendations.len());
 
     Ok(Report {
         schema_version: SCHEMA_VERSION,

@@ -255,11 +255,11 @@ pub(crate) const MORE_PREFILL_COMPUTE: &str =
     ", or give prefill more compute: tensor parallelism or a GPU with more FLOP/s";
 pub(crate) const QUEUE_SHARE_OF_TTFT: &str =
     "; queueing is {share} of the mean time to first token where TTFT misses its objective";
-pub(crate) const PRESSURE_QUEUED: &str = "Requests already queued from {start} in flight; the queue objective ({n}) still holds, but more load will break it.";
+pub(crate) const PRESSURE_QUEUED: &str = "Requests already queued from {start} in flight: the queue objective ({n}) holds, and load above that per replica waits.";
 pub(crate) const PRESSURE_KV: &str =
     "The KV cache reached {kv}: near full, new requests wait and running ones are preempted.";
 pub(crate) const FREES_KV: &str = " and frees memory for the KV cache, which is what fills here";
-pub(crate) const INTERFERENCE_WHY: &str = "Long prompts' prefill shares engine steps with running answers: inter-token p95 {p95} against a median of {p50}, and decode is {share} of engine time for short answers.";
+pub(crate) const INTERFERENCE_WHY: &str = "Long prompts' prefill shares engine steps with running answers: the inter-token p95 lies {p95}, against a median near {p50}, and decode is still {share} of engine time although the answers are short next to the prompts.";
 pub(crate) const DISAGGREGATE_ONLY: &str = "Run prefill and decode on separate workers (llm-d, or vLLM's disaggregated prefill). Smaller prefill chunks are no option here: time to first token already misses its objective.";
 pub(crate) const SMALLER_CHUNKS_THEN_DISAGGREGATE: &str = "Lower --max-num-batched-tokens (smaller prefill chunks per step) while time to first token has room; if that is not enough, run prefill and decode on separate workers (llm-d, or vLLM's disaggregated prefill).";
 pub(crate) const DISAGGREGATE_CAVEAT: &str = "Disaggregation needs more GPUs and a KV transfer path; smaller chunks raise time to first token.";
@@ -298,13 +298,13 @@ pub(crate) fn rec(id: RecId) -> RecText {
         R::SetAutoscalingTrigger => r(
             "Autoscale on requests in flight, before they queue",
             "{pressure}",
-            "Add the KEDA trigger below: it keeps about {target} requests in flight per replica ({why}), and waits five minutes before scaling down so the replica count does not flap.",
+            "Add the KEDA trigger this recommendation carries (in the HTML report and the JSON): it keeps about {target} requests in flight per replica ({why}), and waits five minutes before scaling down so the replica count does not flap. On a host without Kubernetes, the same query and target drive any autoscaler or a capacity alert.",
             "A new replica takes minutes to load the model; with fast start-up a higher target wastes less.",
         ),
         R::InvestigateRestart => r(
             "Find why the server restarted",
             "{replica} restarted {times} during the capture: unreachable for up to {down}, losing {lost}.",
-            "Read the pod's last state (kubectl describe pod: OOMKilled, liveness probe, eviction) and the previous container's log (kubectl logs --previous) around {time}. With one replica every restart drops the requests in flight: a second replica behind the load balancer keeps serving while one restarts.",
+            "Find what stopped the old process after its last scrape at {last} (the new one started at {time}): on Kubernetes, the pod's last state (kubectl describe pod: OOMKilled, liveness probe, eviction) and the previous container's log (kubectl logs --previous); on a host, the kernel log for the OOM killer (dmesg) and the service's journal. With one replica, new requests fail for as long as it is down: a second replica behind the load balancer keeps serving them (the requests in flight on the stopped one still fail unless clients retry).",
             "A planned rollout also restarts the server; then the lost requests are the cost of the rollout strategy.",
         ),
         R::InvestigateErrorBurst => r(
@@ -375,8 +375,8 @@ pub(crate) fn rec(id: RecId) -> RecText {
         ),
         R::AlignClientTimeouts => r(
             "Give clients a deadline their answers can meet",
-            "About {n} requests ({share} of finished requests) were answered 2xx but never finished in the engine: their clients hung up before the answer was complete.",
-            "Compare the clients' time-out with the longest answers they ask for. Here answers start after {ttft} (mean) and then stream at about {rate} tokens per second ({itl} per token, mean): a 30 s deadline fits answers of up to about {in30} tokens, a 60 s one about {in60}. Raise the time-out{or_lower} (vLLM records max_tokens only for requests that finish, so the requests cut off are not in its histogram); vLLM stops a request when its client goes, so the cost is answers users never saw.",
+            "About {n} requests ({share} of the requests that finished or hung up) were answered 2xx but never finished in the engine: their clients hung up before the answer was complete.",
+            "Compare the clients' time-out with the longest answers they ask for. Here answers start after {ttft} (mean) and then stream at about {rate} tokens per second ({itl} per token, mean): a 2 s deadline fits answers of up to about {in2} tokens, 10 s about {in10}, 60 s about {in60}. Raise the time-out{or_lower} (vLLM records max_tokens only for requests that finish, so the requests cut off are not in its histogram); vLLM stops a request when its client goes, so the cost is answers users never saw.",
             "The figure is an estimate (HTTP 2xx on completion handlers minus finished requests); a proxy that retries can inflate it.",
         ),
         R::EnablePrefixCaching => r(

@@ -17,16 +17,14 @@
 use std::collections::BTreeMap;
 
 use vllm_lens_catalog::Signal;
-use vllm_lens_query::promql::{extrapolated_rate, instant};
+use vllm_lens_query::promql::instant;
 use vllm_lens_query::{Grid, Query};
 use vllm_lens_store::{SeriesId, Store};
 
 use crate::analyses::Ctx;
 use crate::model::{Snippet, SnippetCheck};
-use crate::text::{ms_text, num};
+use crate::text::num;
 
-/// The `rate` range of the rules, ms.
-pub(crate) const RATE_RANGE_MS: i64 = 300_000;
 /// The alerts' `for:`, ms.
 pub(crate) const FOR_MS: i64 = 120_000;
 /// The triggers' scale-down stabilisation window, ms.
@@ -66,14 +64,6 @@ impl Selector {
 /// What a snippet computes.
 #[derive(Clone, Debug)]
 pub(crate) enum Expr {
-    /// `sum by (instance) (rate(sum[5m])) / sum by (instance) (rate(count[5m])) > above`:
-    /// a histogram's mean over five minutes, per instance.
-    MeanAbove {
-        sum: String,
-        count: String,
-        sel: Selector,
-        above: f64,
-    },
     /// `max by (instance) (gauge) > above`.
     MaxAbove {
         gauge: String,
@@ -99,18 +89,6 @@ impl Expr {
     /// The PromQL.
     pub fn promql(&self) -> String {
         match self {
-            Expr::MeanAbove {
-                sum,
-                count,
-                sel,
-                above,
-            } => {
-                let s = sel.text();
-                format!(
-                    "sum by (instance) (rate({sum}{s}[5m])) / sum by (instance) (rate({count}{s}[5m])) > {}",
-                    fmt(*above)
-                )
-            }
             Expr::MaxAbove { gauge, sel, above } => {
                 format!(
                     "max by (instance) ({gauge}{}) > {}",
@@ -200,9 +178,6 @@ impl<'a> Checker<'a> {
                 .collect()
         };
         let (a, b) = match e {
-            Expr::MeanAbove {
-                sum, count, sel, ..
-            } => (self.series(sum, sel), self.series(count, sel)),
             Expr::MaxAbove { gauge, sel, .. } | Expr::Average { gauge, sel, .. } => {
                 (self.series(gauge, sel), Vec::new())
             }
@@ -219,22 +194,6 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// `sum by (instance) (rate(x[5m]))` at `t`.
-    fn rate_by_instance(
-        &self,
-        ids: &[(SeriesId, String, String)],
-        t: i64,
-    ) -> BTreeMap<String, f64> {
-        let mut out = BTreeMap::new();
-        for (sid, instance, _) in ids {
-            let s = self.store.series(*sid);
-            if let Some(r) = extrapolated_rate(s.times(), s.values(), t, RATE_RANGE_MS, true) {
-                *out.entry(instance.clone()).or_insert(0.0) += r;
-            }
-        }
-        out
-    }
-
     /// The value of an expression at `t`: per instance for alerts (only
     /// where it holds), one value for triggers.
     fn eval(&self, e: &Expr, r: &Resolved, t: i64) -> BTreeMap<String, f64> {
@@ -243,14 +202,6 @@ impl<'a> Checker<'a> {
             instant(s.times(), s.values(), t)
         };
         match e {
-            Expr::MeanAbove { above, .. } => {
-                let num = self.rate_by_instance(&r.a, t);
-                let den = self.rate_by_instance(&r.b, t);
-                num.into_iter()
-                    .filter_map(|(k, a)| den.get(&k).map(|b| (k, a / b)))
-                    .filter(|(_, v)| *v > *above)
-                    .collect()
-            }
             Expr::MaxAbove { above, .. } => {
                 let mut out: BTreeMap<String, f64> = BTreeMap::new();
                 for (sid, instance, _) in &r.a {
@@ -441,27 +392,31 @@ fn selector(model: Option<&str>) -> Selector {
     Selector(model.map(|m| ("model_name".to_string(), m.to_string())))
 }
 
-/// The mean queue time alert: rises only when requests wait. Its line is a
-/// third of the TTFT objective (queueing then eats a third of the budget),
-/// never below the queue SLO's negligible threshold.
+/// The queueing alert: requests waiting on a replica at every evaluation
+/// for two minutes, the queue objective's own definition of queueing
+/// (waiting on consecutive scrapes): the replica runs at its admission cap
+/// (`--max-num-seqs`, the KV cache or the token budget) and more load
+/// waits.
 pub(crate) fn queue_alert(ctx: &Ctx<'_>, c: &Checker<'_>, model: Option<&str>) -> Option<Snippet> {
-    if !ctx.has(Signal::QueueTime) {
+    if !ctx.has(Signal::Waiting) {
         return None;
     }
-    let base = name(ctx, Signal::QueueTime);
-    let line_ms = (ctx.settings.slo.ttft_p95_ms / 3.0).max(ctx.settings.slo.queue_negligible_ms);
+    let cap = ctx.queue.admission_cap().map_or(String::new(), |c| {
+        format!(
+            " (this capture: at most {} ran at once while others waited)",
+            num(c)
+        )
+    });
     Some(rule(
         c,
         "VllmRequestsQueueing",
-        Expr::MeanAbove {
-            sum: format!("{base}_sum"),
-            count: format!("{base}_count"),
+        Expr::MaxAbove {
+            gauge: name(ctx, Signal::Waiting),
             sel: selector(model),
-            above: line_ms / 1000.0,
+            above: 0.0,
         },
         &format!(
-            "Mean vLLM queue time above {} on {{{{ $labels.instance }}}}",
-            ms_text(line_ms)
+            "vLLM requests have waited for 2 minutes on {{{{ $labels.instance }}}}: it runs at its admission cap{cap}"
         ),
     ))
 }
@@ -609,15 +564,14 @@ mod tests {
     #[test]
     fn promql_text() {
         let sel = Selector(Some(("model_name".into(), "a\"b".into())));
-        let e = Expr::MeanAbove {
-            sum: "q_sum".into(),
-            count: "q_count".into(),
-            sel: sel.clone(),
-            above: 0.1,
+        let e = Expr::MaxAbove {
+            gauge: "w".into(),
+            sel,
+            above: 0.0,
         };
         assert_eq!(
             e.promql(),
-            "sum by (instance) (rate(q_sum{model_name=\"a\\\"b\"}[5m])) / sum by (instance) (rate(q_count{model_name=\"a\\\"b\"}[5m])) > 0.1"
+            "max by (instance) (w{model_name=\"a\\\"b\"}) > 0"
         );
         assert_eq!(quoted("it's"), "'it''s'");
         assert_eq!(prom_duration(60_000), "1m");

@@ -84,7 +84,14 @@ pub(crate) fn describe_phase(
         ));
     }
     if let Some(r) = f.workload.requests_per_min {
-        parts.push(format!("{} finished/min", num(r.round())));
+        // Over a restart or down time, the rate covers the time the server
+        // answered.
+        let up = if matches!(kind, PhaseKind::Restart | PhaseKind::Down) {
+            " while up"
+        } else {
+            ""
+        };
+        parts.push(format!("{} finished/min{up}", num(r.round())));
     }
     if matches!(
         kind,
@@ -106,7 +113,13 @@ pub(crate) fn describe_phase(
             Some(q) if q >= settings.slo.queue_negligible_ms => {
                 parts.push(format!("mean queue {}", ms_text(q.round())))
             }
-            Some(_) => parts.push("no queueing".into()),
+            Some(q) if q >= 1.0 => parts.push(format!(
+                "mean queue {} (below the {} ms that counts as queueing)",
+                ms_text(q),
+                num(settings.slo.queue_negligible_ms)
+            )),
+            Some(q) if q > 0.0 => parts.push("mean queue under 1 ms".into()),
+            Some(_) => parts.push("no queue time".into()),
             None => {}
         }
         if let Some(kv) = f.efficiency.kv_cache_pct {
@@ -313,7 +326,12 @@ fn models_line(ctx: &Ctx<'_>) -> Option<String> {
     ))
 }
 
-pub(crate) fn verdict(ctx: &Ctx<'_>, analyses: &[Analysis], timeline: &[TimelineEvent]) -> Verdict {
+pub(crate) fn verdict(
+    ctx: &Ctx<'_>,
+    analyses: &[Analysis],
+    timeline: &[TimelineEvent],
+    advice: usize,
+) -> Verdict {
     if let Some(missing) = what_is_missing(ctx) {
         let mut first = missing.clone();
         if let Some(c) = first.get(..1) {
@@ -344,15 +362,24 @@ pub(crate) fn verdict(ctx: &Ctx<'_>, analyses: &[Analysis], timeline: &[Timeline
                     .map(|(_, ms)| ms),
                 ctx.summary.outcomes.client_disconnects,
             )),
-            SloStatus::CannotTell if slo.id == SloId::ErrorAbortRate => risks.push(format!(
-                "errors + aborts with the estimated client disconnects cannot be told against {} % (the share lies {})",
-                num(slo.threshold),
-                slo.bounds.map_or("?".into(), |b| format!(
-                    "between {} and {} %",
-                    num(b.low),
-                    b.high.map_or("?".into(), num)
-                ))
-            )),
+            SloStatus::CannotTell if slo.id == SloId::ErrorAbortRate => risks.push(
+                match crate::events::longest_outage(ctx.restarts, ctx.settings.window_ms) {
+                    Some((replica, ms)) => format!(
+                        "errors + aborts cannot be told against {} %: {replica} was unreachable for up to {}, and the requests sent then failed before any counter saw them",
+                        num(slo.threshold),
+                        ms_text(ms as f64)
+                    ),
+                    None => format!(
+                        "errors + aborts with the estimated client disconnects cannot be told against {} % (the share lies {})",
+                        num(slo.threshold),
+                        slo.bounds.map_or("?".into(), |b| format!(
+                            "between {} and {} %",
+                            num(b.low),
+                            b.high.map_or("?".into(), num)
+                        ))
+                    ),
+                },
+            ),
             SloStatus::CannotTell => risks.push(format!(
                 "{} cannot be told against {} (it lies {})",
                 objective_name(slo.id),
@@ -462,7 +489,7 @@ pub(crate) fn verdict(ctx: &Ctx<'_>, analyses: &[Analysis], timeline: &[Timeline
         // (Decided above; never reached.)
         VerdictStatus::CannotTell => String::new(),
         VerdictStatus::Healthy => format!(
-            "Healthy: {} met{}; nothing needs to change to meet them.",
+            "Healthy: {} met{}; nothing needs to change to meet them{}.",
             if exercised == ctx.slo.len() {
                 "every objective is".to_string()
             } else {
@@ -470,7 +497,12 @@ pub(crate) fn verdict(ctx: &Ctx<'_>, analyses: &[Analysis], timeline: &[Timeline
             },
             capacity_words(ctx)
                 .map(|c| format!(", and {c}"))
-                .unwrap_or_default()
+                .unwrap_or_default(),
+            if advice > 0 {
+                " (what follows is for headroom as load grows)"
+            } else {
+                ""
+            }
         ),
     };
     let mut reasons = failing;
@@ -583,11 +615,12 @@ fn narrative(ctx: &Ctx<'_>, timeline: &[TimelineEvent]) -> Vec<String> {
             })
             .unwrap_or_default();
         out.push(format!(
-            "KV cache: {}{} tokens per replica, about {} requests at once at their full observed length ({} tokens each{more}); {}.",
+            "KV cache: {}{} tokens per replica, about {} requests at once at their full observed length ({} tokens each, in whole {}-token blocks{more}); {}.",
             if c.kv_estimated { "about " } else { "" },
             num(tokens),
             num(requests),
             c.request_tokens.map_or("?".into(), |t| num(t.round())),
+            c.block_size.map_or("?".into(), num),
             match c.binding_limit {
                 crate::model::BindingLimit::KvCache => "the KV cache is what binds first".to_string(),
                 crate::model::BindingLimit::MaxNumSeqs => format!(

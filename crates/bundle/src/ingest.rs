@@ -34,6 +34,9 @@ pub(crate) struct Ingest {
     pub mtime_times: BTreeMap<(String, i64), Vec<String>>,
     pub scrape_files: usize,
     pub api_answers: usize,
+    /// Empty files with a time: a scrape that returned nothing (a plain
+    /// `curl > file` of a server that was down), by (target, time, path).
+    pub empty: Vec<(Option<String>, i64, String)>,
     pub bytes_read: u64,
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -72,6 +75,13 @@ impl Ingest {
         let (text, kind) = match content {
             Content::PromApiJson => return self.prom_api(path, &text),
             Content::Exposition => {
+                if text.trim().is_empty()
+                    && let Some((t, _)) = time
+                {
+                    self.empty
+                        .push((plan.place.target.clone(), t, path.to_string()));
+                    return;
+                }
                 if !looks_like_scrape(&text) {
                     self.note(
                         path,

@@ -278,6 +278,7 @@ impl Loader {
             mtime_times: BTreeMap::new(),
             scrape_files: 0,
             api_answers: 0,
+            empty: Vec::new(),
             bytes_read: 0,
             diagnostics: std::mem::take(&mut self.diagnostics),
         };
@@ -328,6 +329,7 @@ impl Loader {
             }
             ingest.reconcile_manifest(&paths);
         }
+        ingest.reconcile_empty();
         ingest.reconcile_times(members, files.len(), plan.looked_at, &listing.name)?;
         let Ingest {
             store,

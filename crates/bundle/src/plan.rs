@@ -86,9 +86,17 @@ pub(crate) fn decide(relative: &str, root: &str, entry: Option<&ManifestScrape>)
             .as_ref()
             .or(parent_time.as_ref())
             .is_some_and(|t| !t.zoned);
+    // A name that only says what a file is (`metrics-1767225600.txt`, as a
+    // plain curl loop names its scrapes) names no target: the folder, or
+    // the kind, does.
     let name_rest = match &name_time {
         Some(t) => remainder(file_stem, &t.span),
         None => String::new(),
+    };
+    let name_rest = if GENERIC_STEMS.contains(&name_rest.to_ascii_lowercase().as_str()) {
+        String::new()
+    } else {
+        name_rest
     };
     let manifest_target = entry.and_then(|e| e.target.clone());
     // A time in the file name: what is left of the name, else the folder,
@@ -124,6 +132,22 @@ pub(crate) fn decide(relative: &str, root: &str, entry: Option<&ManifestScrape>)
         zoneless,
     })
 }
+
+/// File-name words that say what a file is, not whose it is.
+const GENERIC_STEMS: &[&str] = &[
+    "metrics",
+    "metric",
+    "scrape",
+    "scrapes",
+    "prom",
+    "prometheus",
+    "snapshot",
+    "dump",
+    "out",
+    "output",
+    "data",
+    "capture",
+];
 
 /// One file to read.
 #[derive(Clone, Debug)]
@@ -289,6 +313,17 @@ mod tests {
                 "vllm-2026-01-01T00-00-30.prom",
                 "",
                 "vllm @ 1767225630000 (name) !",
+            ),
+            // A plain curl loop's names: the folder, else the kind.
+            (
+                "restart.curl/metrics-1767225600.txt",
+                "",
+                "restart.curl @ 1767225600000 (name)",
+            ),
+            (
+                "metrics-1767225600.txt",
+                "",
+                "<kind> @ 1767225600000 (name)",
             ),
             ("scrape-a.prom", "vllm-0/", "vllm-0 @ ?"),
             ("node-a/scrape.txt", "", "node-a @ ?"),

@@ -13,6 +13,40 @@ use crate::ingest::Ingest;
 use crate::load::{Diagnostic, Severity, TimeSource, diag, kind_from_str};
 
 impl Ingest {
+    /// Empty files with a time are scrapes that returned nothing (a plain
+    /// `curl URL > file` while the server was down): failed scrapes of their
+    /// target, where the target is known (named, or the bundle's only one);
+    /// otherwise they are skipped with a note.
+    pub fn reconcile_empty(&mut self) {
+        for (target, time_ms, path) in std::mem::take(&mut self.empty) {
+            let id = match &target {
+                Some(name) => self.targets.get(name).map(|t| t.0),
+                None if self.targets.len() == 1 => self.targets.values().next().map(|t| t.0),
+                None => None,
+            };
+            match id {
+                Some(id) => self.store.record_scrape(
+                    id,
+                    ScrapeRecord {
+                        time_ms,
+                        file: path,
+                        up: false,
+                        error: Some("an empty file: the scrape returned nothing".into()),
+                        samples: 0,
+                    },
+                ),
+                None => self.diagnostics.push(diag(
+                    &path,
+                    None,
+                    Severity::Info,
+                    "not_a_scrape",
+                    "skipped: an empty file, and no target to count it as a failed scrape of"
+                        .into(),
+                )),
+            }
+        }
+    }
+
     /// The manifest's failed scrapes become down scrapes of their target;
     /// files it lists that the bundle lacks are named. `paths`: every
     /// member's path, as listed and relative to the bundle's folder.

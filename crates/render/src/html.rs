@@ -460,7 +460,7 @@ fn recommendations(r: &Report) -> Markup {
                         p.explain { (rec.rationale) }
                         p.action { (rec.action) }
                         p.caveat { "Might be wrong if: " (rec.caveat) }
-                        @if !rec.levers.is_empty() { p.levers { "Turns: " (words::levers(r, &rec.levers)) } }
+                        @if !rec.levers.is_empty() { p.levers { "Levers: " (words::levers(r, &rec.levers)) } }
                         details {
                             summary { "Evidence" @if !rec.snippets.is_empty() { " and snippets" } }
                             (evidence(&rec.evidence))

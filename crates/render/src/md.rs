@@ -82,7 +82,7 @@ const FIGURE_NAMES: [&str; 10] = [
     "KV cache (max)",
     "tensor / DRAM active (mean)",
     "generated tokens per joule",
-    "error + abort",
+    "engine errors + aborts",
 ];
 
 /// The Markdown summary.
@@ -159,7 +159,7 @@ pub fn render(r: &Report) -> String {
         let turns = if rec.levers.is_empty() {
             String::new()
         } else {
-            format!("; turns {}", words::levers(r, &rec.levers))
+            format!("; levers: {}", words::levers(r, &rec.levers))
         };
         let _ = writeln!(
             o,

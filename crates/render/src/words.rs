@@ -121,7 +121,7 @@ pub fn slo_headroom(s: &SloResult) -> String {
 pub fn slo_windows(s: &SloResult) -> String {
     let mut parts = Vec::new();
     if !s.failing_windows.is_empty() {
-        parts.push(format!("{} min over", s.failing_windows.len()));
+        parts.push(format!("{} over", plural_windows(s.failing_windows.len())));
     }
     if !s.cannot_tell_windows.is_empty() {
         parts.push(format!("{} undecided", s.cannot_tell_windows.len()));
@@ -130,6 +130,15 @@ pub fn slo_windows(s: &SloResult) -> String {
         parts.push(format!("{} left out", s.excluded_windows.len()));
     }
     parts.join(", ")
+}
+
+/// "1 window", "3 windows".
+fn plural_windows(n: usize) -> String {
+    if n == 1 {
+        "1 window".into()
+    } else {
+        format!("{n} windows")
+    }
 }
 
 /// A confidence in a word.
@@ -205,22 +214,14 @@ pub fn alerts_line(snippets: &[Snippet]) -> String {
         .join("; ")
 }
 
-/// A recommendation's levers in words: "--max-num-seqs up; the client's
-/// max_tokens down", each knob as it is set on the report's platform.
+/// A recommendation's levers in words: "a higher --max-num-seqs; a lower
+/// max_tokens in the client", each knob as it is set on the report's
+/// platform.
 pub fn levers(r: &Report, levers: &[vllm_lens_analysis::model::Lever]) -> String {
     let platform = vllm_lens_analysis::model::Platform::of(&r.deployment);
     levers
         .iter()
-        .map(|l| {
-            format!(
-                "{} {}",
-                l.knob.setting(platform),
-                match l.direction {
-                    vllm_lens_analysis::model::Direction::Up => "up",
-                    vllm_lens_analysis::model::Direction::Down => "down",
-                }
-            )
-        })
+        .map(|l| l.words(platform))
         .collect::<Vec<_>>()
         .join("; ")
 }

@@ -121,6 +121,8 @@ pub(crate) struct Ctx<'a> {
     pub prefix_lifetime: Option<f64>,
     /// What the server runs on (GPU, CPU, or unknown).
     pub platform: crate::levers::Platform,
+    /// Finished requests over the capture (every `finished_reason`).
+    pub finished: Option<f64>,
     /// Scrapes of the judged replicas' `/metrics`.
     pub vllm_scrapes: usize,
     /// Every model served; the first is the one judged.

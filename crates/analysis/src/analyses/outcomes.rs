@@ -320,10 +320,11 @@ fn disconnects(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         Some(n) => {
             let windows =
                 ctx.windows_where(|w| w.outcomes.client_disconnects.is_some_and(|x| x >= 1.0));
-            let finished: f64 = ctx.summary.workload.requests_per_min.unwrap_or(0.0)
-                * (ctx.summary.window_end_ms - ctx.summary.window_start_ms) as f64
-                / 60_000.0;
-            let share = (finished > 0.0).then(|| 100.0 * n / finished);
+            // Of every request that came to an end: finished or hung up.
+            let share = ctx
+                .finished
+                .filter(|f| f + n > 0.0)
+                .map(|f| 100.0 * n / (f + n));
             out.push(finding(
                 F::OutcomesClientDisconnects,
                 if share.is_some_and(|s| s >= ctx.settings.slo.error_abort_pct) {
@@ -340,7 +341,7 @@ fn disconnects(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                         &[Signal::HttpRequests, Signal::FinishedRequests],
                     ),
                     ctx.ev(
-                        "share of finished requests",
+                        "share of requests (finished + disconnected)",
                         share,
                         "%",
                         &[Signal::HttpRequests, Signal::FinishedRequests],

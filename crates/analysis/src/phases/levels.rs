@@ -263,6 +263,15 @@ fn between(u: &[[Option<Obs>; 2]], w: usize, x: &Seg, y: &Seg, k: usize) -> bool
     third > 0.0 && v.value - lo >= third && hi - v.value >= third
 }
 
+/// True when unit `w` lies between two levels (a third of the gap or more
+/// from each) on a measure they differ on.
+fn transitional(u: &[[Option<Obs>; 2]], w: usize, x: &Seg, y: &Seg) -> bool {
+    (0..2).any(|k| {
+        matches!((x.m[k], y.m[k]), (Some(a), Some(b)) if gap(a, b) >= LOAD_STEP_SIGMAS)
+            && between(u, w, x, y, k)
+    })
+}
+
 /// Splits off the window on either side of each step that lies between the
 /// two levels; those are ramps.
 fn split_transitions(u: &[[Option<Obs>; 2]], segs: &mut Vec<Seg>) -> Vec<PhaseKind> {
@@ -274,7 +283,7 @@ fn split_transitions(u: &[[Option<Obs>; 2]], segs: &mut Vec<Seg>) -> Vec<PhaseKi
         // The first unit, against the level before.
         if let Some(prev) = out.last().copied()
             && s.b - s.a >= 2
-            && measure(&prev, &s).is_some_and(|k| between(u, s.a, &prev, &s, k))
+            && transitional(u, s.a, &prev, &s)
         {
             out.push(seg(u, s.a, s.a + 1));
             kinds.push(PhaseKind::Ramp);
@@ -283,7 +292,7 @@ fn split_transitions(u: &[[Option<Obs>; 2]], segs: &mut Vec<Seg>) -> Vec<PhaseKi
         // The last unit, against the level after.
         if let Some(next) = segs.get(i + 1)
             && s.b - s.a >= 2
-            && measure(&s, next).is_some_and(|k| between(u, s.b - 1, &s, next, k))
+            && transitional(u, s.b - 1, &s, next)
         {
             out.push(seg(u, s.a, s.b - 1));
             kinds.push(PhaseKind::Steady);

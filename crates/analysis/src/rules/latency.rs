@@ -231,10 +231,17 @@ fn disaggregate_or_route(i: &In<'_>) -> Option<Fired> {
         let mut levers = vec![up(Knob::Disaggregation)];
         levers.extend(i.allowed(&[down(Knob::MaxNumBatchedTokens)]));
         let chunks = levers.len() > 1;
+        let p95_text = s
+            .latency
+            .bounds
+            .itl_p95_ms
+            .map_or(ms_text(p95.round()), |b| {
+                crate::text::bucket_text(b.low, b.high.unwrap_or(f64::INFINITY))
+            });
         let why = prose::fill(
             prose::INTERFERENCE_WHY,
             &[
-                ("p95", ms_text(p95.round())),
+                ("p95", p95_text),
                 ("p50", ms_text(p50.round())),
                 (
                     "share",

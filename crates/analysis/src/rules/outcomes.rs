@@ -47,6 +47,12 @@ fn investigate_restart(i: &In<'_>) -> Option<Fired> {
                     .unwrap_or_else(|| "the requests in flight".into()),
             ),
             ("time", crate::time::format_rfc3339(first.when_ms())),
+            (
+                "last",
+                first
+                    .last_old_ms
+                    .map_or("?".into(), crate::time::format_rfc3339),
+            ),
         ],
         Confidence::High,
     );
@@ -231,7 +237,8 @@ fn align_client_timeouts(i: &In<'_>) -> Option<Fired> {
                 "rate",
                 itl.map_or("?".into(), |x| num((1000.0 / x).round())),
             ),
-            ("in30", fits(30.0)),
+            ("in2", fits(2.0)),
+            ("in10", fits(10.0)),
             ("in60", fits(60.0)),
             (
                 "or_lower",

@@ -40,6 +40,9 @@ pub(crate) struct SloInput<'a> {
     /// Window starts, ms.
     pub starts: &'a [i64],
     pub queue: &'a QueueReport,
+    /// The longest time a replica was unreachable at a restart: (replica,
+    /// ms). Requests sent then failed before any counter saw them.
+    pub outage: Option<(&'a str, i64)>,
 }
 
 /// The mean parts of time to first token where it misses (its failing
@@ -517,10 +520,14 @@ pub(super) fn errors(i: &SloInput<'_>) -> SloResult {
         (Some(e), None) => Some((e, e, e)),
         (Some(_), Some(d)) => Some((share(d.low), share(d.estimate), share(d.high))),
     };
+    // A replica down for longer than a few scrapes refused requests that
+    // no counter saw: a share below the objective cannot be told then.
+    let outage = i.outage.filter(|(_, ms)| *ms > 0);
     let status = match range {
         None => SloStatus::NotExercised,
-        Some((_, _, hi)) if hi < t => SloStatus::Pass,
         Some((lo, _, _)) if lo >= t => SloStatus::Fail,
+        Some(_) if outage.is_some() => SloStatus::CannotTell,
+        Some((_, _, hi)) if hi < t => SloStatus::Pass,
         Some(_) => SloStatus::CannotTell,
     };
     let mut failing = Vec::new();
@@ -552,8 +559,13 @@ pub(super) fn errors(i: &SloInput<'_>) -> SloResult {
         ),
         None => "(finished_reason error + abort) ÷ all finished requests over the whole capture. Client disconnects cannot be estimated here (no HTTP status counts on the completion handlers), and vLLM V1 does not count them as aborts.".to_string(),
     };
-    let verdict = match status {
-        SloStatus::CannotTell => format!(
+    let verdict = match (status, outage) {
+        (SloStatus::CannotTell, Some((_, ms))) => format!(
+            " A replica was unreachable for up to {} at a restart: the requests sent then failed before any counter saw them (a client or load balancer counts them), so whether the share stayed under {} % cannot be told from /metrics.",
+            ms_text(ms as f64),
+            num(t)
+        ),
+        (SloStatus::CannotTell, None) => format!(
             " The objective ({} %) lies inside that range, so the capture cannot tell.",
             num(t)
         ),
