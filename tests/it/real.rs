@@ -934,6 +934,19 @@ fn hang_ups_without_server_errors_reach_the_error_objective() {
         b.low - 0.25 <= share && share <= b.high.expect("high") + 0.25,
         "the client's {share:.2} % against {b:?}"
     );
+    // The advice says what a deadline fits at this server's pace.
+    let align = r
+        .recommendations
+        .iter()
+        .find(|x| x.id == RecId::AlignClientTimeouts)
+        .expect("advice on the deadline");
+    assert!(
+        align
+            .action
+            .contains("a 2 s deadline fits answers of up to about"),
+        "{}",
+        align.action
+    );
     println!(
         "disconnects: client {share:.2} %, the objective {:?} {:?} in {b:?}",
         slo.status, slo.value

@@ -52,20 +52,41 @@ pub(super) const QUANTIZE: Rule = Rule {
 /// Decode is memory-bound (DCGM, or vLLM's estimates) or the objective lies
 /// below the floor: fewer bytes per weight. It addresses the inter-token
 /// objective only where FP8 weights' floor (half the floor) reaches it.
+/// What says decode is memory-bound: DCGM's activity, else vLLM's
+/// estimates (MFU, MBU) where DCGM has no profiling fields.
+struct Bound {
+    dcgm: bool,
+    estimated: Option<(f64, f64)>,
+    by_estimates: bool,
+}
+
+fn memory_bound(i: &In<'_>) -> Bound {
+    let s = i.ctx.summary;
+    let (tensor, dram) = (s.gpu.tensor_active_pct_avg, s.gpu.dram_active_pct_avg);
+    let dcgm = matches!((tensor, dram), (Some(t), Some(d)) if d >= MEMORY_BOUND_DRAM_PCT && t < TENSOR_IDLE_PCT);
+    let estimated = crate::analyses::hardware::estimated_utilisation(i.ctx.capacity)
+        .filter(|_| tensor.is_none() || dram.is_none());
+    let by_estimates =
+        estimated.is_some_and(|(mfu, mbu)| mbu >= MEMORY_BOUND_DRAM_PCT && mfu < TENSOR_IDLE_PCT);
+    Bound {
+        dcgm,
+        estimated,
+        by_estimates,
+    }
+}
+
+/// Decode is memory-bound (DCGM, or vLLM's estimates) or the objective lies
+/// below the floor: fewer bytes per weight. It addresses the inter-token
+/// objective only where FP8 weights' floor (half the floor) reaches it.
 fn quantize(i: &In<'_>) -> Option<Fired> {
     let ctx = i.ctx;
-    let s = ctx.summary;
-    let (tensor, dram) = (s.gpu.tensor_active_pct_avg, s.gpu.dram_active_pct_avg);
-    let dcgm_bound = matches!((tensor, dram), (Some(t), Some(d)) if d >= MEMORY_BOUND_DRAM_PCT && t < TENSOR_IDLE_PCT);
-    let estimated = crate::analyses::hardware::estimated_utilisation(ctx.capacity)
-        .filter(|_| tensor.is_none() || dram.is_none());
-    let estimate_bound =
-        estimated.is_some_and(|(mfu, mbu)| mbu >= MEMORY_BOUND_DRAM_PCT && mfu < TENSOR_IDLE_PCT);
-    let memory_bound = dcgm_bound || estimate_bound;
+    let b = memory_bound(i);
     let kv_bound = i.state.kv_binds();
     let floor = ctx.capacity.floor.as_ref();
     let below_floor = floor.is_some_and(|f| f.infeasible.contains(&SloId::ItlP95));
-    if !((memory_bound && (ctx.slo_in_doubt(SloId::ItlP95) || kv_bound)) || below_floor) {
+    if !(((b.dcgm || b.by_estimates) && (ctx.slo_in_doubt(SloId::ItlP95) || kv_bound))
+        || below_floor)
+    {
         return None;
     }
     let reachable = floor.is_none_or(|f| f.ms / 2.0 <= ctx.settings.slo.itl_p95_ms);
@@ -79,25 +100,6 @@ fn quantize(i: &In<'_>) -> Option<Fired> {
         effect.extend(i.doubtful(&[SloId::TtftP95], queue_share * 0.5));
         effect.push((A::Capacity, 1.0));
     }
-    let bound = if dcgm_bound {
-        prose::fill(
-            prose::BOUND_DCGM,
-            &[
-                ("dram", format!("{:.0} %", dram.unwrap_or_default())),
-                ("tensor", format!("{:.0} %", tensor.unwrap_or_default())),
-            ],
-        )
-    } else if let Some((mfu, mbu)) = estimated.filter(|_| estimate_bound) {
-        prose::fill(
-            prose::BOUND_ESTIMATES,
-            &[
-                ("mbu", format!("{mbu:.0} %")),
-                ("mfu", format!("{mfu:.0} %")),
-            ],
-        )
-    } else {
-        prose::BOUND_FLOOR.to_string()
-    };
     let floor_part = floor.map_or(String::new(), |f| {
         prose::fill(
             if reachable {
@@ -113,49 +115,81 @@ fn quantize(i: &In<'_>) -> Option<Fired> {
             ],
         )
     });
+    let kv = if kv_bound { prose::FREES_KV } else { "" };
     let mut f = Fired::new(
         vec![down(Knob::WeightBytes)],
         effect,
         vec![
             ("floor", floor_part),
-            ("bound", bound),
-            (
-                "kv",
-                if kv_bound {
-                    prose::FREES_KV.to_string()
-                } else {
-                    String::new()
-                },
-            ),
+            ("bound", bound_words(i, &b)),
+            ("kv", kv.to_string()),
         ],
         Confidence::Medium,
     );
-    if dram.is_some() || tensor.is_some() {
-        f.evidence
-            .push(ctx.ev("DRAM active (mean)", dram, "%", &[Signal::DramActive]));
-        f.evidence
-            .push(ctx.ev("tensor active (mean)", tensor, "%", &[Signal::TensorActive]));
+    f.evidence = quantize_evidence(i, &b);
+    Some(f)
+}
+
+/// Why decode is memory-bound, in words.
+fn bound_words(i: &In<'_>, b: &Bound) -> String {
+    let g = &i.ctx.summary.gpu;
+    if b.dcgm {
+        prose::fill(
+            prose::BOUND_DCGM,
+            &[
+                (
+                    "dram",
+                    format!("{:.0} %", g.dram_active_pct_avg.unwrap_or_default()),
+                ),
+                (
+                    "tensor",
+                    format!("{:.0} %", g.tensor_active_pct_avg.unwrap_or_default()),
+                ),
+            ],
+        )
+    } else if let Some((mfu, mbu)) = b.estimated.filter(|_| b.by_estimates) {
+        prose::fill(
+            prose::BOUND_ESTIMATES,
+            &[
+                ("mbu", format!("{mbu:.0} %")),
+                ("mfu", format!("{mfu:.0} %")),
+            ],
+        )
+    } else {
+        prose::BOUND_FLOOR.to_string()
     }
-    if let Some((mfu, mbu)) = estimated {
-        f.evidence.push(ctx.ev(
+}
+
+/// The figures behind quantization: DCGM's activity, vLLM's estimates, the
+/// floor, the measured pace.
+fn quantize_evidence(i: &In<'_>, b: &Bound) -> Vec<crate::model::Evidence> {
+    let ctx = i.ctx;
+    let g = &ctx.summary.gpu;
+    let (tensor, dram) = (g.tensor_active_pct_avg, g.dram_active_pct_avg);
+    let mut out = Vec::new();
+    if dram.is_some() || tensor.is_some() {
+        out.push(ctx.ev("DRAM active (mean)", dram, "%", &[Signal::DramActive]));
+        out.push(ctx.ev("tensor active (mean)", tensor, "%", &[Signal::TensorActive]));
+    }
+    if let Some((mfu, mbu)) = b.estimated {
+        out.push(ctx.ev(
             "MBU (vLLM's estimate)",
             Some(mbu),
             "%",
             &[Signal::EstimatedReadBytes, Signal::EstimatedWriteBytes],
         ));
-        f.evidence.push(ctx.ev(
+        out.push(ctx.ev(
             "MFU (vLLM's estimate)",
             Some(mfu),
             "%",
             &[Signal::EstimatedFlops],
         ));
     }
-    if let Some(fl) = floor {
-        f.evidence
-            .push(ctx.ev("decode floor", Some(fl.ms), "ms", &[]));
+    if let Some(fl) = &ctx.capacity.floor {
+        out.push(ctx.ev("decode floor", Some(fl.ms), "ms", &[]));
     }
-    f.evidence.push(ev_itl_mean(ctx));
-    Some(f)
+    out.push(ev_itl_mean(ctx));
+    out
 }
 
 /// Generated ÷ prompt tokens below the prefill-heavy line.
