@@ -4,16 +4,16 @@ The analyses and the report model: from a loaded bundle to the serialisable
 
 # The stages, in order
 
-1. [`scopes`]: the replicas, their GPUs, and every scope's per-window
+1. `scopes`: the replicas, their GPUs, and every scope's per-window
    rows (read once through the rate and quantile engine: `inputs`, `rows`).
-2. [`events`]: restarts and warm-up; [`bursts`]: windows with more
+2. `events`: restarts and warm-up; `bursts`: windows with more
    failures than the capture's base rate explains.
-3. [`phases`]: the capture split into load levels, ramps, restarts, down
+3. `phases`: the capture split into load levels, ramps, restarts, down
    time, bursts and idle time, each with its own figures.
-4. [`queue`]: queueing, defined once per replica.
+4. `queue`: queueing, defined once per replica.
 5. [`slo`]: the scorecard, judged from what the data proves
    ([`slo::registry::SLOS`] lists the objectives).
-6. [`capacity`]: how much more fits and what binds first.
+6. `capacity`: how much more fits and what binds first.
 7. [`registry::STEPS`]: the six analyses of the walk-through (`analyses`).
 8. [`rules`]: the recommendations, a table of typed rules on typed levers
    ([`levers`]), ranked by their effect on what fails; `snippets` writes

@@ -17,7 +17,7 @@
 //! dropped, and a rule left without a lever it needs is withheld; a target
 //! that passes is dropped, and a rule left without a target is withheld; a
 //! rule whose text claims an objective holds that the scorecard does not
-//! pass is withheld. Ranking ([`rank`]) orders the rest by their expected
+//! pass is withheld. Ranking (`rank`) orders the rest by their expected
 //! effect on what fails; of two levers on one knob in opposite directions,
 //! the lower-ranked rule is withheld. Every withheld rule is listed in the
 //! report with its reason.

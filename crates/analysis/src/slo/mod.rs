@@ -9,7 +9,7 @@
 //!   from the data (they differ by release and can be configured). Per-window
 //!   breaches follow the same rule.
 //! - **Queueing** ("at N requests in flight, nothing waits") is judged from
-//!   [`crate::queue`].
+//!   `crate::queue`.
 //! - **Errors + aborts** is a ratio of counts.
 //!
 //! A failing objective is decomposed into its parts (means only: TTFT is
