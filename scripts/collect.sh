@@ -14,7 +14,9 @@ Usage:
 Scrape mode (default): every --interval seconds for --duration, fetch each
 /metrics URL and store it as <target>/<unix ms>.prom, with a manifest that
 records every capture time, every failed scrape (up: 0 and the error), vLLM's
-/version and /v1/models when reachable, and nvidia-smi facts when present.
+/version, /v1/models and /server_info when reachable, the flags each vLLM
+server was started with when they can be read, and nvidia-smi facts when
+present.
 
 Options:
   --vllm URL               a vLLM /metrics URL (repeatable)
@@ -46,6 +48,10 @@ Options:
   --match '{...}'          extra label matchers, e.g. '{namespace="llm"}'
   --device KIND            what vLLM runs on, for the manifest: gpu, or cpu (a CPU
                            server: no GPU, so no dcgm-exporter to scrape)
+  --server-args 'ARGS'     the flags vLLM was started with (e.g. '--max-num-seqs 64
+                           --max-num-batched-tokens 2048'), for every vLLM target;
+                           without it they are read from a local vLLM process on
+                           the target's port (/proc) or from the pod spec (kubectl)
   -h, --help               this text
 
 Ctrl-C stops the capture cleanly and still writes the bundle.
@@ -84,6 +90,7 @@ PIECE=1h
 WINDOW=""
 MATCH=""
 DEVICE=""
+SERVER_ARGS=""
 
 need_arg() {
     [ "$2" -ge 2 ] || die "$1 needs a value (see --help)"
@@ -113,6 +120,7 @@ while [ $# -gt 0 ]; do
         --window) need_arg "$1" $#; WINDOW=$2; shift 2 ;;
         --match) need_arg "$1" $#; MATCH=$2; shift 2 ;;
         --device) need_arg "$1" $#; DEVICE=$2; shift 2 ;;
+        --server-args) need_arg "$1" $#; SERVER_ARGS=$2; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
     esac
@@ -734,6 +742,70 @@ if [ -n "$first_vllm" ]; then
         rm -f "$WORK/meta/models.json"
     fi
 fi
+
+# --- Facts: the flags each vLLM server was started with ----------------------
+# meta/cmdline/<target>.txt, one argument per line, from --server-args, else
+# from a vLLM process on this host serving the target's port (/proc), else
+# from the pod's spec (kubectl mode). meta/server_info.json is vLLM's
+# /server_info (answered only with VLLM_SERVER_DEV_MODE=1).
+is_local_host() {
+    case "$1" in localhost|127.*|::1|'[::1]'|0.0.0.0) return 0 ;; esac
+    [ "$1" = "$(hostname 2>/dev/null)" ] && return 0
+    for a in $(hostname -I 2>/dev/null); do [ "$1" = "$a" ] && return 0; done
+    return 1
+}
+# local_cmdline PORT FILE: the arguments of a vLLM server on this host that
+# listens on PORT (its --port, 8000 when not given).
+local_cmdline() {
+    [ -d /proc ] || return 1
+    for d in /proc/[0-9]*; do
+        tr '\000' '\n' <"$d/cmdline" >"$TMP/cmdline" 2>/dev/null || continue
+        grep -Eq '(vllm\.entrypoints\.openai\.api_server|vllm\.entrypoints\.cli\.main|(^|/)vllm$)' "$TMP/cmdline" || continue
+        grep -Eq '^(serve|vllm\.entrypoints\.openai\.api_server)$|api_server' "$TMP/cmdline" || continue
+        p=$(awk 'prev == "--port" { print; exit } /^--port=/ { sub(/^--port=/, ""); print; exit } { prev = $0 }' "$TMP/cmdline")
+        [ "${p:-8000}" = "$1" ] || continue
+        cp "$TMP/cmdline" "$2"
+        return 0
+    done
+    return 1
+}
+while IFS="$US" read -r tname tkind turl tpod tns _; do
+    [ "$tkind" = vllm ] || continue
+    mkdir -p "$WORK/meta/cmdline"
+    out="$WORK/meta/cmdline/$tname.txt"
+    if [ -n "$SERVER_ARGS" ]; then
+        # shellcheck disable=SC2086
+        printf '%s\n' $SERVER_ARGS >"$out"
+    elif [ -n "$tpod" ]; then
+        kubectl get pod "$tpod" -n "$tns" -o jsonpath='{range .spec.containers[*]}{range .command[*]}{@}{"\n"}{end}{range .args[*]}{@}{"\n"}{end}{end}' >"$out" 2>/dev/null || rm -f "$out"
+    else
+        hostport=$(printf '%s' "$turl" | sed -E 's#^[A-Za-z]+://##; s#/.*$##')
+        case "$hostport" in
+            \[*\]:*) host=${hostport%:*}; port=${hostport##*:} ;;
+            \[*) host=$hostport; port="" ;;
+            *:*) host=${hostport%:*}; port=${hostport##*:} ;;
+            *) host=$hostport; port="" ;;
+        esac
+        [ -n "$port" ] || case "$turl" in https:*) port=443 ;; *) port=80 ;; esac
+        if ! is_local_host "$host" || ! local_cmdline "$port" "$out"; then rm -f "$out"; fi
+    fi
+    [ -s "$out" ] || rm -f "$out"
+done <"$TARGETS"
+rmdir "$WORK/meta/cmdline" 2>/dev/null
+if [ -n "$first_vllm" ]; then
+    # Only vllm_config is kept: the answer's vllm_env and system_env can
+    # hold keys (VLLM_API_KEY) and facts about the host nobody asked for.
+    if fetch "$base/server_info" "$TMP/server_info.json" /dev/null \
+        && grep -q '"vllm_config"' "$TMP/server_info.json"; then
+        mkdir -p "$WORK/meta"
+        sed -E 's/^[[:space:]]*\{[[:space:]]*"vllm_config"[[:space:]]*:[[:space:]]*("([^"\\]|\\.)*").*$/{"vllm_config": \1}/' \
+            "$TMP/server_info.json" >"$WORK/meta/server_info.json"
+        grep -q '^{"vllm_config": ' "$WORK/meta/server_info.json" || rm -f "$WORK/meta/server_info.json"
+    fi
+    rm -f "$TMP/server_info.json"
+fi
+rmdir "$WORK/meta" 2>/dev/null
+
 if command -v nvidia-smi >/dev/null 2>&1; then
     facts=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)
     if [ -n "$facts" ]; then

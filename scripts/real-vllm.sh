@@ -118,9 +118,11 @@ SERVER_PID=""
 SERVER_LOG=""
 
 server_env() {
-    # The CPU platform, chosen by vLLM's own switch; no network, no telemetry.
+    # The CPU platform, chosen by vLLM's own switch; no network, no telemetry;
+    # dev mode answers /server_info, which collect.sh keeps (the configuration).
     export VLLM_TARGET_DEVICE=cpu HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \
-        VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1 VLLM_CPU_KVCACHE_SPACE=${VLLM_CPU_KVCACHE_SPACE:-1}
+        VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1 VLLM_CPU_KVCACHE_SPACE=${VLLM_CPU_KVCACHE_SPACE:-1} \
+        VLLM_SERVER_DEV_MODE=1
 }
 
 serve_args() {

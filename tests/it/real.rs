@@ -127,15 +127,26 @@ fn report(c: &Capture) -> Report {
 
 /// The server's `--max-num-seqs`, from the scenario in the record.
 fn cap_flag(c: &Capture) -> Option<usize> {
+    flag(c, "--max-num-seqs")
+}
+
+/// A numeric flag the scenario served with.
+fn flag(c: &Capture, name: &str) -> Option<usize> {
     let serve = c.meta["scenario"]["serve"].as_array()?;
-    let i = serve.iter().position(|v| v == "--max-num-seqs")?;
+    let i = serve.iter().position(|v| v == name)?;
     serve.get(i + 1)?.as_str()?.parse().ok()
+}
+
+/// The scenario's own step budget: requests wait for it below the cap.
+fn budget_flag(c: &Capture) -> Option<usize> {
+    flag(c, "--max-num-batched-tokens")
 }
 
 #[test]
 fn real_captures_are_committed() {
     let names: Vec<String> = captures().into_iter().map(|c| c.name).collect();
     for want in [
+        "budget",
         "ramp-cap16",
         "ramp-cap8",
         "prefix-long",
@@ -468,7 +479,7 @@ fn queueing_verdict_matches_the_client() {
                 c.name
             );
         }
-        if peak as usize <= cap {
+        if peak as usize <= cap && budget_flag(&c).is_none() {
             assert!(
                 !waited,
                 "{}: never more than {peak} in flight (cap {cap}), and waiting reported",
@@ -525,7 +536,15 @@ fn capacity_reads_the_real_server() {
             .iter()
             .any(|e| e.kind == TimelineKind::WaitingStarted);
         let flag = cap_flag(&c).map(|n| n as f64);
-        if waited {
+        if waited && budget_flag(&c).is_some() {
+            // The step's budget admits fewer than the sequence cap.
+            assert!(
+                cap.admission_cap.zip(flag).is_some_and(|(a, f)| a < f),
+                "{}: admission cap {:?} below --max-num-seqs {flag:?}",
+                c.name,
+                cap.admission_cap
+            );
+        } else if waited {
             assert_eq!(cap.admission_cap, flag, "{}: admission cap", c.name);
         } else {
             assert_eq!(cap.admission_cap, None, "{}: admission cap", c.name);
@@ -1016,6 +1035,138 @@ fn the_title_says_what_the_server_runs_on() {
             assert_eq!(
                 r.deployment.hardware(),
                 "hardware not reported (no GPU metrics)"
+            );
+        }
+    }
+}
+
+/// Both forms of a capture.
+fn both_forms(c: &Capture) -> Vec<(String, Report)> {
+    let mut out = vec![(format!("{}.zip", c.name), report(c))];
+    if let Ok(bytes) = std::fs::read(c.dir.join(format!("{}.curl.tar.gz", c.name))) {
+        let loaded = load(
+            Input::Bytes {
+                name: &format!("{}.curl.tar.gz", c.name),
+                bytes: &bytes,
+                mtime_ms: None,
+            },
+            &Options::default(),
+        )
+        .expect("the curl form loads");
+        out.push((
+            format!("{}.curl.tar.gz", c.name),
+            analyse(&loaded, &BundleMeta::default(), &Settings::default()).expect("report"),
+        ));
+    }
+    out
+}
+
+/// What binds, against what the server was told, on both forms (the curl
+/// form states no flag): a server started with a small
+/// `--max-num-batched-tokens` waits for the step's budget; one whose
+/// client kept more in flight than `--max-num-seqs` waits for the cap;
+/// one where nothing waited binds nothing (the client's own concurrency).
+#[test]
+fn the_binding_limit_follows_what_the_server_was_told() {
+    use vllm_lens_core::analysis::model::BindingLimit;
+    let mut seen = std::collections::BTreeSet::new();
+    for c in captures() {
+        for (form, r) in both_forms(&c) {
+            let waited = r.capacity.queueing_starts_at.is_some();
+            let want = if budget_flag(&c).is_some() {
+                BindingLimit::TokenBudget
+            } else if waited {
+                BindingLimit::MaxNumSeqs
+            } else {
+                BindingLimit::NoneSeen
+            };
+            println!("{form}: {:?}", r.capacity.binding_limits);
+            assert_eq!(
+                r.capacity.binding_limit, want,
+                "{form}: {:?}",
+                r.capacity.limits
+            );
+            assert_eq!(r.capacity.binding_limits, vec![want], "{form}");
+            seen.insert(format!("{want:?}"));
+        }
+    }
+    assert!(
+        seen.len() >= 3,
+        "captures for every limit but the KV cache: {seen:?}"
+    );
+}
+
+/// The budget capture: prompts of 700–900 tokens sharing their first 600,
+/// prefix caching off, `--max-num-batched-tokens 256`. The first lever is
+/// prefix caching (it frees the budget requests wait for), then a larger
+/// budget; replicas never come first; `--max-num-seqs` is never advised.
+/// The configuration table reads the command line and `/server_info` in
+/// the zip, and says "missing" with a bound where the curl form has none.
+#[test]
+fn the_budget_capture_turns_prefix_caching_on_first() {
+    use vllm_lens_core::analysis::RecId;
+    use vllm_lens_core::analysis::model::ConfigSource;
+    let Some(c) = captures().into_iter().find(|c| c.name == "budget") else {
+        panic!("samples/real/budget.zip");
+    };
+    let expect: Value = serde_json::from_str(
+        &std::fs::read_to_string(c.dir.join("budget.expect.json")).expect("budget.expect.json"),
+    )
+    .expect("json");
+    for (form, r) in both_forms(&c) {
+        let ids: Vec<RecId> = r.recommendations.iter().map(|x| x.id).collect();
+        println!("{form}: {ids:?}");
+        let want: Vec<String> = expect["recommendations_first"]
+            .as_array()
+            .expect("recommendations_first")
+            .iter()
+            .map(|v| v.as_str().expect("id").to_string())
+            .collect();
+        let got: Vec<String> = ids.iter().take(want.len()).map(|i| i.to_string()).collect();
+        assert_eq!(got, want, "{form}");
+        for never in expect["recommendations_never"].as_array().expect("never") {
+            assert!(
+                !ids.iter()
+                    .any(|i| i.to_string() == never.as_str().expect("id")),
+                "{form}: {never} in {ids:?}"
+            );
+        }
+        assert_eq!(
+            serde_json::to_value(r.capacity.binding_limit).expect("json"),
+            expect["binding_limit"],
+            "{form}"
+        );
+        let row = |name: &str| {
+            r.deployment
+                .configuration
+                .iter()
+                .find(|s| s.key && s.name == name)
+                .cloned()
+                .expect(name)
+        };
+        let pc = row("enable_prefix_caching");
+        assert_eq!(pc.value.as_deref(), Some("False"), "{form}");
+        assert_eq!(pc.source, Some(ConfigSource::CacheConfigInfo), "{form}");
+        let budget = row("max_num_batched_tokens");
+        if form.ends_with(".zip") {
+            assert_eq!(budget.value.as_deref(), Some("256"), "{form}");
+            assert_eq!(budget.source, Some(ConfigSource::CommandLine), "{form}");
+            assert_eq!(
+                row("max_model_len").value.as_deref(),
+                Some("4096"),
+                "{form}"
+            );
+            assert_eq!(
+                row("enable_chunked_prefill").source,
+                Some(ConfigSource::ServerInfo)
+            );
+        } else {
+            // V1's step histogram bounds no budget: missing, not guessed.
+            assert_eq!(budget.value, None, "{form}");
+            assert_eq!(
+                row("max_num_seqs").source,
+                Some(ConfigSource::Inferred),
+                "{form}"
             );
         }
     }

@@ -31,8 +31,8 @@ use crate::ids::SloId;
 use crate::inputs::Inputs;
 use crate::model::{
     BindingLimit, Capacity, ConcurrencyMeeting, ConcurrencyPoint, Deployment, Economics,
-    Efficiency, Floor, Latency, PreemptionCost, PrefixCeiling, Rejections, Row, Summary,
-    UtilisationSource, WhatIf,
+    Efficiency, Floor, Latency, LimitCheck, PreemptionCost, PrefixCeiling, Rejections, Row,
+    Summary, UtilisationSource, WhatIf,
 };
 use crate::queue::{QueueReport, QueuedBy};
 use crate::text::num;
@@ -51,6 +51,9 @@ pub(crate) struct CapacityInput<'a> {
     pub efficiency_rows: &'a [Row<Efficiency>],
     pub queue: &'a QueueReport,
     pub deployment: &'a Deployment,
+    pub config: &'a crate::config::Config,
+    /// The fleet's inputs, per window.
+    pub fleet_windows: &'a [Inputs],
 }
 
 /// Blocks, block size and tokens as `vllm:cache_config_info` states them.
@@ -187,6 +190,8 @@ pub(crate) fn capacity(i: &CapacityInput<'_>) -> Capacity {
         kv_requests: kv.requests,
         admission_cap: limits.admission_cap,
         binding_limit: limits.binding,
+        binding_limits: limits.binding_all,
+        limits: limits.checks,
         utilisation_from: u.from,
         blocks_overridden,
         queueing_starts_at: limits.queueing_starts_at,
@@ -328,64 +333,270 @@ struct Limits {
     admission_cap: Option<f64>,
     queueing_starts_at: Option<f64>,
     binding: BindingLimit,
+    binding_all: Vec<BindingLimit>,
+    checks: Vec<LimitCheck>,
     max_num_seqs: Option<f64>,
 }
 
-/// What binds first: the KV cache, `--max-num-seqs`, the token budget.
+/// Steps at the token budget: at least this share of the engine steps of
+/// the windows with requests waiting fall in the budget's bucket.
+const FULL_STEPS_SHARE: f64 = 0.5;
+/// `--max-num-seqs` held: at scrapes with requests waiting, running's
+/// median sits within this share of the admission cap (at least one below
+/// it: a scrape can fall between a request finishing and the next one's
+/// admission). A token budget leaves running spread well below its peak.
+const PINNED_SLACK: f64 = 0.1;
+
+/// What the windows with requests waiting show.
+struct WhileQueued {
+    /// Scrapes with requests waiting, and running's median at them.
+    scrapes: usize,
+    median_running: Option<f64>,
+    /// Engine steps in the budget's bucket, and all steps.
+    full_steps: f64,
+    steps: f64,
+    /// The budget's bucket (lower, upper].
+    bucket: Option<(f64, f64)>,
+    /// The most requests waiting at a scrape (the queue's family).
+    capacity_waiting: Option<f64>,
+}
+
+fn while_queued(i: &CapacityInput<'_>) -> WhileQueued {
+    let q = i.queue;
+    let sightings: Vec<f64> = q
+        .replicas
+        .iter()
+        .flat_map(|r| r.queued.iter())
+        .filter(|x| x.by == QueuedBy::Waiting)
+        .map(|x| x.running)
+        .collect();
+    let median_running = {
+        let mut v = sightings.clone();
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        (n > 0).then(|| {
+            if n % 2 == 1 {
+                v[n / 2]
+            } else {
+                (v[n / 2 - 1] + v[n / 2]) / 2.0
+            }
+        })
+    };
+    // The budget's bucket: the one holding the stated budget, else the top
+    // occupied bucket of the whole capture.
+    let v1 = i.catalogue.era.engine == vllm_lens_catalog::Engine::V1;
+    let bucket = match (i.config.max_num_batched_tokens, i.config.step_tokens_top) {
+        _ if v1 => None,
+        (Some(b), _) => i
+            .whole
+            .hists
+            .get(&Signal::IterationTokens)
+            .and_then(|h| h.buckets.normalised())
+            .and_then(|n| {
+                let mut lo = 0.0;
+                n.iter().find_map(|(le, _)| {
+                    let r = (*le >= b - 1e-9).then_some((lo, *le));
+                    lo = *le;
+                    r
+                })
+            }),
+        (None, top) => top,
+    };
+    let (mut full_steps, mut steps) = (0.0, 0.0);
+    for w in q.queued_windows() {
+        let Some(win) = i.fleet_windows.get(w) else {
+            continue;
+        };
+        if let (Some((lo, hi)), Some(h)) = (bucket, win.hists.get(&Signal::IterationTokens))
+            && let Some((full, all)) = crate::config::steps_in(&h.buckets, lo, hi)
+        {
+            full_steps += full;
+            steps += all;
+        }
+    }
+    // The most waiting at a scrape, read from the family the queue used.
+    let capacity_waiting = q
+        .replicas
+        .iter()
+        .flat_map(|r| r.queued.iter())
+        .filter(|x| x.by == QueuedBy::Waiting)
+        .map(|x| x.in_flight - x.running)
+        .reduce(f64::max);
+    WhileQueued {
+        scrapes: sightings.len(),
+        median_running,
+        full_steps,
+        steps,
+        bucket,
+        capacity_waiting,
+    }
+}
+
+/// What binds: every limit checked against its own evidence (`docs/capacity.md`).
 fn limits(i: &CapacityInput<'_>, w: &mut Written) -> Limits {
-    let (s, d) = (i.summary, i.deployment);
-    let replicas = i.replicas.len().max(1);
+    let s = i.summary;
     let q = i.queue;
     let admission_cap = q.admission_cap();
     let queueing_starts_at = q.queueing_starts_at();
+    let queued = queueing_starts_at.is_some();
     let kv_max = s.efficiency.kv_cache_pct;
     let preempting = s.efficiency.preemptions_per_min.is_some_and(|p| p > 0.0);
-    let gauge_queued = q
-        .replicas
-        .iter()
-        .any(|r| r.queued.iter().any(|x| x.by == QueuedBy::Waiting));
-    let most_running = i
-        .efficiency_rows
-        .iter()
-        .filter(|r| !r.key.replica.is_fleet() || replicas == 1)
-        .filter_map(|r| r.fields.running)
-        .fold(None::<f64>, |a, x| Some(a.map_or(x, |a| a.max(x))));
-    let max_num_seqs = engine_num(d, &["max-num-seqs", "max_num_seqs"]);
-    let binding_limit = if kv_max.is_some_and(|k| k >= KV_FULL_PCT)
-        || (preempting && queueing_starts_at.is_some())
-    {
-        BindingLimit::KvCache
-    } else if gauge_queued
-        && let Some(cap) = admission_cap
-        && (max_num_seqs.is_some_and(|m| (m - cap).abs() < 0.5)
-            || most_running.is_some_and(|m| m <= cap + 0.5))
-    {
-        BindingLimit::MaxNumSeqs
-    } else if queueing_starts_at.is_some() {
-        BindingLimit::TokenBudget
-    } else {
-        BindingLimit::NoneSeen
+    let max_num_seqs = i
+        .config
+        .max_num_seqs
+        .or_else(|| engine_num(i.deployment, &["max-num-seqs", "max_num_seqs"]));
+    let budget = i.config.max_num_batched_tokens;
+    let wq = while_queued(i);
+    let kv_low = kv_max.is_none_or(|k| k < KV_FULL_PCT);
+
+    // The KV cache.
+    let kv_binds = kv_max.is_some_and(|k| k >= KV_FULL_PCT) || (preempting && queued);
+    let kv_evidence = match (kv_max, preempting) {
+        (Some(k), true) => format!(
+            "KV cache usage peaked at {k:.0} % (vllm:kv_cache_usage_perc) with {} preemptions per minute (vllm:num_preemptions)",
+            num(s.efficiency.preemptions_per_min.unwrap_or(0.0))
+        ),
+        (Some(k), false) => format!(
+            "KV cache usage peaked at {k:.0} % (vllm:kv_cache_usage_perc), no preemptions; it binds at {KV_FULL_PCT:.0} % or with preemptions"
+        ),
+        (None, _) => "vllm:kv_cache_usage_perc is missing".into(),
     };
-    w.sources.insert(
-        "binding_limit".into(),
-        match binding_limit {
-            BindingLimit::KvCache => {
-                "vllm:kv_cache_usage_perc at 90 % or more, or preemptions while requests waited"
-                    .into()
+
+    // --max-num-seqs: running held at the cap whenever requests waited.
+    let pinned = admission_cap
+        .zip(wq.median_running)
+        .is_some_and(|(cap, m)| m >= cap - (PINNED_SLACK * cap).max(1.0) - 1e-9);
+    let seqs_binds = queued
+        && admission_cap.is_some_and(|cap| match max_num_seqs {
+            Some(m) => cap >= m - 0.5,
+            None => pinned,
+        });
+    let seqs_evidence = match (admission_cap, max_num_seqs) {
+        (None, m) => format!(
+            "no scrape had requests waiting{}",
+            m.map_or(String::new(), |m| format!(" (--max-num-seqs {})", num(m)))
+        ),
+        (Some(cap), Some(m)) => format!(
+            "at most {} requests ran while others waited, against --max-num-seqs {}",
+            num(cap),
+            num(m)
+        ),
+        (Some(cap), None) => format!(
+            "at most {} requests ran while others waited, {} at the median of those {} scrapes (--max-num-seqs not stated: running held within {} of its peak whenever requests waited is the sign of a sequence cap; a token budget leaves it spread below)",
+            num(cap),
+            wq.median_running.map_or("?".into(), num),
+            wq.scrapes,
+            num((PINNED_SLACK * cap).max(1.0))
+        ),
+    };
+
+    // The step's token budget: steps full while requests waited for
+    // capacity below the sequence cap, with the KV cache far from full.
+    let full = wq.steps > 0.0 && wq.full_steps >= FULL_STEPS_SHARE * wq.steps;
+    let below_seqs = match (admission_cap, max_num_seqs) {
+        (Some(cap), Some(m)) => cap < m - 0.5,
+        _ => !pinned,
+    };
+    // Waiting seen at scrapes (not only as queue time) below the cap.
+    let waited = admission_cap.is_some();
+    let budget_binds = queued && kv_low && below_seqs && (full || waited);
+    let budget_evidence = {
+        let waited_words = match wq.capacity_waiting {
+            Some(c) => format!(
+                "up to {} requests waited ({})",
+                num(c),
+                match q.waiting_metric.as_deref() {
+                    Some(m) if m.ends_with("_by_reason") => format!("{m}{{reason=\"capacity\"}}"),
+                    Some(m) => m.to_string(),
+                    None => "vllm:num_requests_waiting".into(),
+                }
+            ),
+            None => "requests waited (the queue time)".into(),
+        };
+        let below = match (admission_cap, max_num_seqs) {
+            (Some(cap), Some(m)) => {
+                format!("at most {} ran, below --max-num-seqs {}", num(cap), num(m))
             }
-            BindingLimit::MaxNumSeqs => format!(
-                "requests waited while running stayed at its peak ({}){}",
-                admission_cap.map_or("?".into(), num),
-                max_num_seqs.map_or(String::new(), |m| format!(
-                    ", the manifest's --max-num-seqs {}",
-                    num(m)
+            (Some(cap), None) => format!(
+                "at most {} ran, {} at the median: spread below their peak, no sequence cap held them",
+                num(cap),
+                wq.median_running.map_or("?".into(), num)
+            ),
+            (None, _) => "running was not read at those scrapes".into(),
+        };
+        let kv = kv_max.map_or("KV usage missing".into(), |k| {
+            format!("the KV cache peaked at {k:.1} %")
+        });
+        let steps = match wq.bucket {
+            Some((lo, hi)) if wq.steps > 0.0 => format!(
+                "; {:.0} % of the engine steps then carried {}–{} tokens (vllm:iteration_tokens_total){}",
+                100.0 * wq.full_steps / wq.steps,
+                num(lo + 1.0),
+                if hi.is_finite() {
+                    num(hi)
+                } else {
+                    "more".into()
+                },
+                budget.map_or(String::new(), |b| format!(
+                    ", the bucket of --max-num-batched-tokens {}",
+                    num(b)
                 ))
             ),
-            BindingLimit::TokenBudget => {
-                "requests queued below the sequence cap with the KV cache far from full".into()
-            }
-            BindingLimit::NoneSeen => "nothing queued".into(),
+            _ => String::new(),
+        };
+        format!(
+            "{waited_words} while {below}, and {kv}: what remains in vLLM's scheduler is the step's token budget{steps}"
+        )
+    };
+
+    let client_evidence = match q.peak_in_flight() {
+        Some(p) if !queued => format!(
+            "nothing waited: at most {} requests were in flight, all admitted at once",
+            num(p)
+        ),
+        _ => "requests waited: the server, not the client, held them".into(),
+    };
+
+    let mut checks = vec![
+        LimitCheck {
+            limit: BindingLimit::KvCache,
+            binds: kv_binds,
+            evidence: kv_evidence,
         },
+        LimitCheck {
+            limit: BindingLimit::MaxNumSeqs,
+            binds: seqs_binds,
+            evidence: seqs_evidence,
+        },
+        LimitCheck {
+            limit: BindingLimit::TokenBudget,
+            binds: budget_binds,
+            evidence: budget_evidence,
+        },
+        LimitCheck {
+            limit: BindingLimit::NoneSeen,
+            binds: !queued,
+            evidence: client_evidence,
+        },
+    ];
+    let mut binding_all: Vec<BindingLimit> =
+        checks.iter().filter(|c| c.binds).map(|c| c.limit).collect();
+    if binding_all.is_empty() {
+        binding_all.push(BindingLimit::Unexplained);
+        checks.push(LimitCheck {
+            limit: BindingLimit::Unexplained,
+            binds: true,
+            evidence: "requests waited, and no limit's evidence is in the capture (the KV cache was not full, running did not hold at a cap, the steps were not full)".into(),
+        });
+    }
+    let binding = binding_all[0];
+    w.sources.insert(
+        "binding_limit".into(),
+        checks
+            .iter()
+            .find(|c| c.limit == binding)
+            .map(|c| c.evidence.clone())
+            .unwrap_or_default(),
     );
     if admission_cap.is_some() {
         w.sources.insert(
@@ -397,7 +608,9 @@ fn limits(i: &CapacityInput<'_>, w: &mut Written) -> Limits {
     Limits {
         admission_cap,
         queueing_starts_at,
-        binding: binding_limit,
+        binding,
+        binding_all,
+        checks,
         max_num_seqs,
     }
 }
@@ -885,6 +1098,10 @@ fn what_ifs(
             BindingLimit::NoneSeen => (
                 now.zip(kv_requests).map(|(n, k)| n.min(k)),
                 "No gain at this load: the cap was never reached.",
+            ),
+            BindingLimit::Unexplained => (
+                now.zip(kv_requests).map(|(n, k)| n.min(k)),
+                "Unknown gain: requests queued, and nothing in the capture shows the cap as what held them.",
             ),
         };
         out.push(WhatIf {

@@ -132,5 +132,6 @@ pub(crate) fn deployment(
                 judged: i == 0,
             })
             .collect(),
+        configuration: Vec::new(),
     }
 }

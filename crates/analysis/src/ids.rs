@@ -269,7 +269,7 @@ string_enum! {
         StandardisePromptPrefix = "standardise_prompt_prefix",
         /// The workload changed shape mid-capture.
         RevisitOnShapeChange = "revisit_on_shape_change",
-        /// Turn prefix caching on (V0).
+        /// Turn prefix caching on where the server has it off.
         EnablePrefixCaching = "enable_prefix_caching",
         /// The shared prefix is shorter than one KV block.
         ShrinkBlockSize = "shrink_block_size",
@@ -277,6 +277,10 @@ string_enum! {
         InvestigateHttpErrors = "investigate_http_errors",
         /// Clients hang up before their answers finish.
         AlignClientTimeouts = "align_client_timeouts",
+        /// The step's token budget holds requests back.
+        RaiseMaxNumBatchedTokens = "raise_max_num_batched_tokens",
+        /// `num_gpu_blocks_override` fixes the KV pool while it runs out.
+        RemoveBlocksOverride = "remove_num_gpu_blocks_override",
     }
 }
 

@@ -85,6 +85,8 @@ knobs! {
     WeightBytes = "weight_bytes",
     /// `--tensor-parallel-size`.
     TensorParallel = "tensor_parallel",
+    /// `--num-gpu-blocks-override` (down: removed, the pool sized by memory).
+    BlocksOverride = "num_gpu_blocks_override",
     /// Replicas behind the load balancer (or an autoscaler's target).
     Replicas = "replicas",
     /// `--enable-prefix-caching` (up: on).
@@ -188,6 +190,7 @@ impl Knob {
             (Knob::KvCacheBytes, _) => "--kv-cache-dtype fp8",
             (Knob::WeightBytes, _) => "FP8 or INT4 weights",
             (Knob::TensorParallel, _) => "--tensor-parallel-size",
+            (Knob::BlocksOverride, _) => "--num-gpu-blocks-override",
             (Knob::Replicas, _) => "replicas",
             (Knob::PrefixCaching, _) => "--enable-prefix-caching",
             (Knob::BlockSize, _) => "--block-size",
@@ -221,6 +224,8 @@ pub struct State {
     pub blocks_overridden: bool,
     /// Prefix caching is on (hits seen, or the configuration says so).
     pub prefix_caching_on: bool,
+    /// The step's token budget binds (`capacity.binding_limits`).
+    pub budget_binds: bool,
 }
 
 impl State {
@@ -306,6 +311,13 @@ impl Lever {
             (Knob::PrefixCaching, Up) if s.prefix_caching_on => {
                 Some(("L11", "prefix caching is already on"))
             }
+            (Knob::BlocksOverride, Down) if !s.blocks_overridden => {
+                Some(("L12", "num_gpu_blocks_override is not set"))
+            }
+            (Knob::MaxNumBatchedTokens, Up) if !s.budget_binds => Some((
+                "L13",
+                "the step's token budget does not bind: a larger one admits nothing more",
+            )),
             _ => None,
         }
     }
@@ -328,6 +340,8 @@ impl Lever {
             (Knob::WeightBytes, Up) => "wider weights".into(),
             (Knob::TensorParallel, Up) => format!("more tensor parallelism ({setting})"),
             (Knob::TensorParallel, Down) => format!("less tensor parallelism ({setting})"),
+            (Knob::BlocksOverride, Down) => "no --num-gpu-blocks-override".into(),
+            (Knob::BlocksOverride, Up) => "a larger --num-gpu-blocks-override".into(),
             (Knob::Replicas, Up) => "more replicas".into(),
             (Knob::Replicas, Down) => "fewer replicas".into(),
             (Knob::PrefixCaching, Up) => format!("prefix caching on ({setting})"),
@@ -369,6 +383,7 @@ mod tests {
             platform: Platform::Gpu,
             blocks_overridden: false,
             prefix_caching_on: true,
+            budget_binds: false,
         }
     }
 

@@ -13,7 +13,8 @@ The analyses and the report model: from a loaded bundle to the serialisable
 4. `queue`: queueing, defined once per replica.
 5. [`slo`]: the scorecard, judged from what the data proves
    ([`slo::registry::SLOS`] lists the objectives).
-6. `capacity`: how much more fits and what binds first.
+6. `config`: what the server was told, with each value's source;
+   `capacity`: how much more fits and what binds first.
 7. [`registry::STEPS`]: the six analyses of the walk-through (`analyses`).
 8. [`rules`]: the recommendations, a table of typed rules on typed levers
    ([`levers`]), ranked by their effect on what fails; `snippets` writes
@@ -39,6 +40,7 @@ pub(crate) mod analyses;
 pub(crate) mod bursts;
 pub(crate) mod capacity;
 pub mod compare;
+pub(crate) mod config;
 mod deployment;
 pub(crate) mod events;
 pub mod hw;
@@ -151,7 +153,7 @@ pub fn analyse(
         .first()
         .map(|m| m.model.clone())
         .or_else(|| deployment::model_name(loaded, &cat));
-    let deployment = deployment::deployment(
+    let mut deployment = deployment::deployment(
         loaded,
         &cat,
         &replicas,
@@ -160,7 +162,22 @@ pub fn analyse(
         &gpu_uuid,
         &models,
     );
+    let config = config::read(&config::ConfigInput {
+        loaded,
+        replicas: &replicas,
+        whole: &fleet_all,
+        peak_running: rows
+            .efficiency
+            .iter()
+            .filter(|r| !r.key.replica.is_fleet() || replicas.len() == 1)
+            .filter_map(|r| r.fields.running)
+            .reduce(f64::max),
+        engine_v1: cat.era.engine == Engine::V1,
+    });
+    deployment.configuration = config.rows.clone();
     let capacity = capacity::capacity(&capacity::CapacityInput {
+        config: &config,
+        fleet_windows: &fleet.windows,
         store,
         catalogue: &cat,
         query: &q,
@@ -199,6 +216,7 @@ pub fn analyse(
             .then(|| fleet_all.reasons.values().map(|x| x.increase).sum()),
         vllm_scrapes: scopes::scrapes(store, &replicas),
         ttft_parts,
+        config: &config,
     };
     let analyses = analyses::run(&ctx);
     let checker = snippets::Checker::new(store, &q, replicas.len());

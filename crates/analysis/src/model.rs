@@ -137,6 +137,75 @@ pub struct Deployment {
     /// (one scorecard over two models would mix their latencies).
     #[serde(default)]
     pub models: Vec<ModelServed>,
+    /// What the server was told: the key settings first (missing ones with
+    /// no value), then every other label of vLLM's info families and every
+    /// other flag, each with its source (`docs/capacity.md`).
+    #[serde(default)]
+    pub configuration: Vec<ConfigSetting>,
+}
+
+/// One setting of the server's configuration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ConfigSetting {
+    /// vLLM's name for it (`max_num_batched_tokens`), or the label's or
+    /// flag's own name.
+    pub name: String,
+    /// The flag that sets it (`--max-num-batched-tokens`), where one does.
+    pub flag: Option<String>,
+    /// The value as its source states it; an inferred bound reads `≥ 129`;
+    /// `null` when nothing states or bounds it.
+    pub value: Option<String>,
+    /// Where the value comes from; `null` when missing.
+    pub source: Option<ConfigSource>,
+    /// A setting the judgement reads (shown first, even when missing).
+    pub key: bool,
+    /// What else was read: the evidence of an inferred bound, a source
+    /// that states another value.
+    pub note: Option<String>,
+}
+
+/// Where a setting's value comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ConfigSource {
+    /// A label of `vllm:cache_config_info`.
+    CacheConfigInfo,
+    /// A label of `vllm:kv_offload_config_info`.
+    KvOffloadConfigInfo,
+    /// A label of `vllm:simple_kv_offload_info`.
+    SimpleKvOffloadInfo,
+    /// A label of `vllm:lora_requests_info` (its latest series).
+    LoraRequestsInfo,
+    /// vLLM's `/server_info` (`VLLM_SERVER_DEV_MODE=1`).
+    ServerInfo,
+    /// The command line `collect.sh` read (`meta/cmdline/`).
+    CommandLine,
+    /// The manifest's `engine_args`.
+    Manifest,
+    /// vLLM's `/v1/models`.
+    Models,
+    /// vLLM's `/version`.
+    Version,
+    /// A bound the metrics give (the row's note says which).
+    Inferred,
+}
+
+impl ConfigSource {
+    /// In words, for the table.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ConfigSource::CacheConfigInfo => "vllm:cache_config_info",
+            ConfigSource::KvOffloadConfigInfo => "vllm:kv_offload_config_info",
+            ConfigSource::SimpleKvOffloadInfo => "vllm:simple_kv_offload_info",
+            ConfigSource::LoraRequestsInfo => "vllm:lora_requests_info",
+            ConfigSource::ServerInfo => "/server_info",
+            ConfigSource::CommandLine => "the command line",
+            ConfigSource::Manifest => "the manifest",
+            ConfigSource::Models => "/v1/models",
+            ConfigSource::Version => "/version",
+            ConfigSource::Inferred => "inferred from the metrics",
+        }
+    }
 }
 
 /// A model the bundle serves.
@@ -865,8 +934,39 @@ pub enum BindingLimit {
     /// from full: the scheduler's token budget per step
     /// (`--max-num-batched-tokens`) held them back.
     TokenBudget,
-    /// Nothing queued: no limit was reached.
+    /// Nothing queued: no limit was reached; the client's own concurrency
+    /// set the load.
     NoneSeen,
+    /// Requests queued and no limit's evidence is in the capture.
+    Unexplained,
+}
+
+impl BindingLimit {
+    /// In words.
+    pub fn words(self) -> &'static str {
+        match self {
+            BindingLimit::KvCache => "the KV cache",
+            BindingLimit::MaxNumSeqs => "--max-num-seqs",
+            BindingLimit::TokenBudget => "the token budget per step (--max-num-batched-tokens)",
+            BindingLimit::NoneSeen => {
+                "no limit reached (the client's own concurrency set the load)"
+            }
+            BindingLimit::Unexplained => {
+                "none explains the queueing (no limit's evidence in the capture)"
+            }
+        }
+    }
+}
+
+/// One limit checked against its evidence.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LimitCheck {
+    /// The limit.
+    pub limit: BindingLimit,
+    /// True when its evidence says it held requests back.
+    pub binds: bool,
+    /// The evidence, with its metrics and figures.
+    pub evidence: String,
 }
 
 /// The largest concurrency that met each latency objective.
@@ -1032,6 +1132,14 @@ pub struct Capacity {
     pub admission_cap: Option<f64>,
     /// What limits concurrency first.
     pub binding_limit: BindingLimit,
+    /// Every limit that binds, the first being `binding_limit` (two when
+    /// two bind at once).
+    #[serde(default)]
+    pub binding_limits: Vec<BindingLimit>,
+    /// Every limit checked, with its evidence: the KV cache,
+    /// `--max-num-seqs`, the step's token budget, the client.
+    #[serde(default)]
+    pub limits: Vec<LimitCheck>,
     /// What `mfu_pct` and `mbu_pct` come from: `vllm_estimates` (vLLM's
     /// `estimated_*` counters ÷ the GPU's peaks) or `dcgm` (tensor and DRAM
     /// activity standing in); `null` when neither.

@@ -381,9 +381,21 @@ pub(crate) fn rec(id: RecId) -> RecText {
         ),
         R::EnablePrefixCaching => r(
             "Turn prefix caching on",
-            "Prefix caching is off, so every prompt is computed in full, the text every request shares included, while time to first token is in doubt.",
-            "Start vLLM with --enable-prefix-caching (the V1 engine's default); requests that share a system prompt then skip that part of prefill.",
+            "Prefix caching is off ({off}), so every prompt is computed in full, the text requests share included. {shared}{budget}",
+            "Start vLLM with --enable-prefix-caching (the V1 engine's default); requests that share a prefix then skip that part of prefill. Capture again and read the prefix-cache hit rate.",
             "If prompts share no text, caching changes nothing; it costs almost nothing either way.",
+        ),
+        R::RaiseMaxNumBatchedTokens => r(
+            "Raise --max-num-batched-tokens: requests wait for the step's token budget",
+            "{evidence}. {budget} With a mean prompt of {prompt} tokens, prefill is most of what the budget carries{chunks}.",
+            "Start vLLM with --max-num-batched-tokens of at least {target}, so a mean prompt prefills in one step{check}; capture again and check that the waiting requests (vllm:num_requests_waiting_by_reason{reason=\"capacity\"}) and the queue time fall.",
+            "Larger steps cost inter-token latency: a decode step that shares the engine with a {target}-token prefill takes longer (inter-token p95 now {itl}). If that objective tightens, lower it again or separate prefill from decode.",
+        ),
+        R::RemoveBlocksOverride => r(
+            "Remove --num-gpu-blocks-override: it fixes the KV pool that runs out",
+            "vllm:cache_config_info shows num_gpu_blocks_override={blocks}: the KV pool has that many blocks whatever the memory, and it {pressure}.",
+            "Start vLLM without --num-gpu-blocks-override so the pool is sized from --gpu-memory-utilization; capture again before any other memory change (more memory does nothing while the override holds).",
+            "The override is sometimes set on purpose (to share a GPU, or to reproduce a test); if so, keep it and treat the pool as fixed.",
         ),
     }
 }

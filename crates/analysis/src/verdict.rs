@@ -195,7 +195,12 @@ fn thin(ctx: &Ctx<'_>, slo: &SloResult) -> bool {
     }
 }
 
-fn slo_words(slo: &SloResult, floor: Option<f64>, disconnects: Option<f64>) -> String {
+fn slo_words(
+    slo: &SloResult,
+    floor: Option<f64>,
+    disconnects: Option<f64>,
+    binding: crate::model::BindingLimit,
+) -> String {
     match (slo.id, slo.status) {
         (SloId::ItlP95, SloStatus::Fail) if floor.is_some() => format!(
             "inter-token latency p95 is {} (objective {}), out of reach with these weights on this hardware: the decode floor is {} per step",
@@ -225,12 +230,33 @@ fn slo_words(slo: &SloResult, floor: Option<f64>, disconnects: Option<f64>) -> S
         ),
         (SloId::QueueAtConcurrency, SloStatus::Fail) => {
             match (slo.queueing_starts_at, slo.admission_cap) {
-                (Some(s), Some(c)) if c < slo.threshold => format!(
-                    "the server runs at most {} requests at once, fewer than the {} the queue objective names (queueing from {} in flight)",
-                    num(c),
-                    num(slo.threshold),
-                    num(s)
-                ),
+                (Some(s), Some(c))
+                    if c < slo.threshold && binding == crate::model::BindingLimit::MaxNumSeqs =>
+                {
+                    format!(
+                        "the server runs at most {} requests at once, fewer than the {} the queue objective names (queueing from {} in flight)",
+                        num(c),
+                        num(slo.threshold),
+                        num(s)
+                    )
+                }
+                (Some(s), _)
+                    if matches!(
+                        binding,
+                        crate::model::BindingLimit::TokenBudget
+                            | crate::model::BindingLimit::KvCache
+                    ) =>
+                {
+                    format!(
+                        "requests queue from {} in flight, at or below the objective's {}: they wait for {}",
+                        num(s),
+                        num(slo.threshold),
+                        match binding {
+                            crate::model::BindingLimit::KvCache => "KV cache blocks",
+                            _ => "the step's token budget (--max-num-batched-tokens)",
+                        }
+                    )
+                }
                 (Some(s), _) => format!(
                     "requests queue from {} in flight, at or below the objective's {}",
                     num(s),
@@ -361,6 +387,7 @@ pub(crate) fn verdict(
                     .find(|(id, _)| *id == slo.id)
                     .map(|(_, ms)| ms),
                 ctx.summary.outcomes.client_disconnects,
+                ctx.capacity.binding_limit,
             )),
             SloStatus::CannotTell if slo.id == SloId::ErrorAbortRate => risks.push(
                 match crate::events::longest_outage(ctx.restarts, ctx.settings.window_ms) {
@@ -622,13 +649,12 @@ fn narrative(ctx: &Ctx<'_>, timeline: &[TimelineEvent]) -> Vec<String> {
             c.request_tokens.map_or("?".into(), |t| num(t.round())),
             c.block_size.map_or("?".into(), num),
             match c.binding_limit {
-                crate::model::BindingLimit::KvCache => "the KV cache is what binds first".to_string(),
                 crate::model::BindingLimit::MaxNumSeqs => format!(
                     "--max-num-seqs binds first ({} running)",
                     c.admission_cap.map_or("?".into(), num)
                 ),
-                crate::model::BindingLimit::TokenBudget => "the token budget per step binds first".to_string(),
                 crate::model::BindingLimit::NoneSeen => "no limit was reached".to_string(),
+                b => format!("{} binds first", b.words()),
             }
         ));
     }

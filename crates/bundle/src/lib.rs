@@ -43,6 +43,7 @@ assert_eq!(target.sample_times(), &[1_767_225_600_000, 1_767_225_615_000]);
 
 mod container;
 mod error;
+mod facts;
 mod gpu_dumps;
 mod ingest;
 mod limits;
@@ -59,6 +60,7 @@ pub use container::{
     is_zip,
 };
 pub use error::{Error, ErrorKind, human_bytes};
+pub use facts::{Facts, ServedModel};
 pub use limits::Limits;
 pub use load::{Diagnostic, Loaded, Loader, Options, Severity, TimeSource, load};
 pub use manifest::{

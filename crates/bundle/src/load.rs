@@ -13,6 +13,7 @@ use vllm_lens_store::{Store, TargetKind};
 use crate::container::ContainerKind;
 use crate::container::{Archive, Input, Listing};
 use crate::error::Error;
+use crate::facts::{FactFile, Facts};
 use crate::ingest::Ingest;
 use crate::limits::Limits;
 use crate::manifest::Manifest;
@@ -122,6 +123,8 @@ pub struct Loaded {
     /// Files that were Prometheus HTTP API answers (an export from
     /// Prometheus rather than scrapes).
     pub api_answers: usize,
+    /// What the collector recorded about the servers (`meta/`).
+    pub facts: Facts,
 }
 
 /// Reads a bundle. Fails only when nothing in it can be used; every smaller
@@ -230,7 +233,12 @@ impl Loader {
     /// Plans (once) and returns the members to read, in reading order
     /// (target, time, path).
     pub fn order(&mut self) -> Vec<usize> {
-        self.planned().plan.files.iter().map(|f| f.index).collect()
+        let plan = &self.planned().plan;
+        plan.files
+            .iter()
+            .map(|f| f.index)
+            .chain(plan.facts.iter().map(|f| f.0))
+            .collect()
     }
 
     fn planned(&mut self) -> &mut Planned {
@@ -286,6 +294,7 @@ impl Loader {
             plan,
             plan_of,
             ingest,
+            facts: Facts::default(),
         }
     }
 
@@ -300,6 +309,14 @@ impl Loader {
         };
         if let Some(&k) = stage.plan_of.get(&index) {
             stage.ingest.file(&stage.plan.files[k], member, bytes);
+        } else if let Some((_, path, fact)) = stage.plan.facts.iter().find(|f| f.0 == index) {
+            read_fact(
+                &mut stage.facts,
+                &mut stage.ingest.diagnostics,
+                path,
+                fact,
+                bytes,
+            );
         }
     }
 
@@ -308,7 +325,10 @@ impl Loader {
     /// be read.
     pub fn finish(mut self) -> Result<Loaded, Error> {
         let Planned {
-            plan, mut ingest, ..
+            plan,
+            mut ingest,
+            facts,
+            ..
         } = match self.stage.take() {
             Some(stage) => stage,
             None => self.plan(),
@@ -351,7 +371,27 @@ impl Loader {
             bytes_read,
             time_sources,
             api_answers,
+            facts,
         })
+    }
+}
+
+/// One collector file into the facts; one it cannot read is a warning.
+fn read_fact(
+    facts: &mut Facts,
+    diagnostics: &mut Vec<Diagnostic>,
+    path: &str,
+    fact: &FactFile,
+    bytes: Result<&[u8], String>,
+) {
+    if let Err(why) = bytes.and_then(|b| facts.read(fact, b)) {
+        diagnostics.push(diag(
+            path,
+            None,
+            Severity::Warning,
+            "bad_fact",
+            format!("the collector's record of the server {why}; the report goes without it"),
+        ));
     }
 }
 
@@ -361,6 +401,8 @@ struct Planned {
     /// Member index → its place in the plan.
     plan_of: BTreeMap<usize, usize>,
     ingest: Ingest,
+    /// The collector's facts, as read.
+    facts: Facts,
 }
 
 pub(crate) fn diag(

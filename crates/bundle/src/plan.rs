@@ -2,13 +2,10 @@
 //! is read, decide for every file whether it is read, under which target
 //! and at which time. Pure rules, tested as a table of paths → decisions.
 
+use crate::facts::FactFile;
 use crate::load::{Diagnostic, Severity, TimeSource, diag};
 use crate::manifest::{Manifest, ManifestScrape};
 use crate::naming::{find_time, remainder, stem};
-
-/// Files `collect.sh` keeps beside the scrapes (vLLM's `/version` and
-/// `/v1/models` answers), read into the manifest at capture time.
-const COLLECTOR_FACTS: [&str; 2] = ["meta/version.json", "meta/models.json"];
 
 /// Extensions that are never scrapes.
 const SKIP_EXTENSIONS: [&str; 16] = [
@@ -24,6 +21,8 @@ pub(crate) enum Decision {
     Ignore,
     /// Not a scrape, said in a note (the reason).
     Skip(String),
+    /// What the collector recorded about the server (`meta/`).
+    Fact(FactFile),
     /// Read it.
     Read(Placement),
 }
@@ -53,10 +52,10 @@ pub(crate) fn decide(relative: &str, root: &str, entry: Option<&ManifestScrape>)
     if file_name.starts_with('.') || relative.starts_with("__MACOSX/") {
         return Decision::Ignore;
     }
-    // collect.sh's copies of vLLM's /version and /v1/models: facts the
-    // manifest already carries, not scrapes.
-    if COLLECTOR_FACTS.contains(&relative) {
-        return Decision::Ignore;
+    // collect.sh's copies of vLLM's /version, /v1/models, /server_info
+    // and the server's command line: facts, not scrapes.
+    if let Some(f) = FactFile::at(relative) {
+        return Decision::Fact(f);
     }
     let ext = file_name
         .strip_suffix(".gz")
@@ -167,6 +166,8 @@ pub(crate) struct Plan {
     pub files: Vec<Planned>,
     /// The first paths looked at, for the error when nothing is a scrape.
     pub looked_at: Vec<String>,
+    /// The collector's files about the server: member index, path, kind.
+    pub facts: Vec<(usize, String, FactFile)>,
 }
 
 impl Plan {
@@ -180,6 +181,7 @@ impl Plan {
         let index = manifest.map(Manifest::file_index);
         let mut files = Vec::new();
         let mut looked_at = Vec::new();
+        let mut facts = Vec::new();
         for (i, path) in paths {
             let relative = &path[root.len()..];
             if relative != "manifest.json" && looked_at.len() < 5 {
@@ -190,6 +192,7 @@ impl Plan {
                 .and_then(|ix| ix.get(relative).or_else(|| ix.get(path)));
             match decide(relative, root, entry) {
                 Decision::Ignore => {}
+                Decision::Fact(f) => facts.push((i, path.to_string(), f)),
                 Decision::Skip(why) => {
                     diagnostics.push(diag(path, None, Severity::Info, "not_a_scrape", why));
                 }
@@ -219,7 +222,11 @@ impl Plan {
             )
         }
         files.sort_by(|a, b| key(a).cmp(&key(b)));
-        Plan { files, looked_at }
+        Plan {
+            files,
+            looked_at,
+            facts,
+        }
     }
 
     /// Files per target, so each series reserves its points once.
@@ -271,6 +278,7 @@ mod tests {
     fn show(d: &Decision) -> String {
         match d {
             Decision::Ignore => "ignore".into(),
+            Decision::Fact(f) => format!("fact: {f:?}"),
             Decision::Skip(why) => format!("skip: {why}"),
             Decision::Read(p) => format!(
                 "{}{} @ {}{}",
@@ -329,7 +337,13 @@ mod tests {
             ("node-a/scrape.txt", "", "node-a @ ?"),
             ("metrics.txt", "", "metrics @ ?"),
             ("manifest.json", "", "ignore"),
-            ("meta/version.json", "", "ignore"),
+            ("meta/version.json", "", "fact: Version"),
+            ("meta/server_info.json", "", "fact: ServerInfo"),
+            (
+                "meta/cmdline/vllm-0.txt",
+                "",
+                "fact: CommandLine(\"vllm-0\")",
+            ),
             (".DS_Store", "", "ignore"),
             ("__MACOSX/._1767225600000-vllm.prom", "", "ignore"),
             ("notes.md", "", "skip: skipped: a .md file is not a scrape"),

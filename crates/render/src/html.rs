@@ -243,17 +243,21 @@ fn scorecard(r: &Report) -> Markup {
     }
 }
 
-fn binding_words(b: BindingLimit) -> &'static str {
-    match b {
-        BindingLimit::KvCache => "the KV cache (full, or preempting while requests waited)",
-        BindingLimit::MaxNumSeqs => {
-            "--max-num-seqs (requests waited while the engine ran at its cap with the KV cache far from full)"
+fn config_row(c: &vllm_lens_analysis::model::ConfigSetting) -> Markup {
+    html! {
+        tr {
+            td.text.mono { (c.flag.as_deref().unwrap_or(&c.name)) }
+            td.text.mono { (c.value.as_deref().unwrap_or("missing")) }
+            td.text {
+                (c.source.map_or("no source states it", |s| s.describe()))
+                @if let Some(n) = &c.note { span.m { " · " (n) } }
+            }
         }
-        BindingLimit::TokenBudget => {
-            "the token budget per step (requests waited below the sequence cap with the KV cache far from full)"
-        }
-        BindingLimit::NoneSeen => "none seen: nothing queued",
     }
+}
+
+fn binding_words(b: BindingLimit) -> &'static str {
+    b.words()
 }
 
 fn opt_num(v: Option<f64>, unit: &str) -> String {
@@ -351,7 +355,15 @@ fn capacity(r: &Report) -> Markup {
                             " (" (rj.by_reason.iter().map(|(k, v)| format!("{} {k}", num(*v))).collect::<Vec<_>>().join(", ")) ")"
                         }
                     } }
-                    tr { th.text { "Binds first" } td.text { (binding_words(c.binding_limit)) } }
+                    tr { th.text { "Binds first" } td.text {
+                        (c.binding_limits.iter().map(|b| binding_words(*b)).collect::<Vec<_>>().join(" and "))
+                        @if c.binding_limits.len() > 1 { " (both bind)" }
+                        @if !c.limits.is_empty() {
+                            ul.limits { @for l in &c.limits {
+                                li { strong { (binding_words(l.limit)) ": " @if l.binds { "binds" } @else { "does not bind" } } " — " (l.evidence) }
+                            } }
+                        }
+                    } }
                     tr { th.text { "Met the objectives up to" } td.text {
                         "TTFT p95: " (met_words(m.ttft_p95, m.ttft_p95_windows, "in flight", c.points.iter().any(|p| p.ttft_p95.is_some())))
                         "; inter-token p95: " (met_words(m.itl_p95, m.itl_p95_windows, "running", c.points.iter().any(|p| p.itl_p95.is_some())))
@@ -826,9 +838,21 @@ fn appendix(r: &Report) -> Markup {
                         tr { td.text { "SLO: errors + aborts below" } td { (num(s.slo.error_abort_pct)) " %" } }
                     }
                 }
-                @if !r.deployment.engine_args.is_empty() {
-                    h3 { "Engine arguments (from the manifest)" }
-                    table { tbody { @for (k, v) in &r.deployment.engine_args { tr { td.text.mono { (k) } td.text.mono { (v) } } } } }
+                @if !r.deployment.configuration.is_empty() {
+                    h3 { "What the server was told" }
+                    table.config {
+                        thead { tr { th.text { "Setting" } th.text { "Value" } th.text { "Source" } } }
+                        tbody {
+                            @for c in r.deployment.configuration.iter().filter(|c| c.key) { (config_row(c)) }
+                        }
+                    }
+                    @let others: Vec<_> = r.deployment.configuration.iter().filter(|c| !c.key).collect();
+                    @if !others.is_empty() {
+                        details {
+                            summary { "Every other setting the bundle states (" (others.len()) ")" }
+                            table.config { tbody { @for c in others { (config_row(c)) } } }
+                        }
+                    }
                 }
             }
             details {

@@ -255,12 +255,11 @@ pub fn render(r: &Report) -> String {
     }
     cap.push(format!(
         "binds first: {}",
-        match c.binding_limit {
-            BindingLimit::KvCache => "the KV cache",
-            BindingLimit::MaxNumSeqs => "--max-num-seqs",
-            BindingLimit::TokenBudget => "the token budget per step",
-            BindingLimit::NoneSeen => "no limit reached",
-        }
+        c.binding_limits
+            .iter()
+            .map(|b| b.words())
+            .collect::<Vec<_>>()
+            .join(" and ")
     ));
     if let Some(f) = &c.floor {
         cap.push(format!(
@@ -282,7 +281,44 @@ pub fn render(r: &Report) -> String {
             num(rj.total)
         ));
     }
-    let _ = writeln!(o, "\nCapacity per replica: {}.", escape(&cap.join("; ")));
+    let binds: Vec<String> = c
+        .limits
+        .iter()
+        .filter(|l| l.binds && l.limit != BindingLimit::NoneSeen)
+        .map(|l| {
+            format!(
+                " {}: {}.",
+                vllm_lens_analysis::text::capitalise(l.limit.words()),
+                l.evidence
+            )
+        })
+        .collect();
+    let told: Vec<String> = r
+        .deployment
+        .configuration
+        .iter()
+        .filter(|c| c.key)
+        .map(|c| {
+            format!(
+                "{} {}{}",
+                c.flag.as_deref().unwrap_or(&c.name),
+                c.value.as_deref().unwrap_or("missing"),
+                c.source
+                    .map_or(String::new(), |s| format!(" ({})", s.describe()))
+            )
+        })
+        .collect();
+    let _ = writeln!(
+        o,
+        "\nCapacity per replica: {}.{}{}",
+        escape(&cap.join("; ")),
+        escape(&binds.concat()),
+        if told.is_empty() {
+            String::new()
+        } else {
+            format!(" What the server was told: {}.", escape(&told.join("; ")))
+        }
+    );
     // The timeline's key events.
     let key: Vec<&TimelineEvent> = r
         .timeline

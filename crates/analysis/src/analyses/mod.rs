@@ -129,6 +129,8 @@ pub(crate) struct Ctx<'a> {
     pub models: &'a [crate::model::ModelServed],
     /// Time to first token's parts where it misses (means).
     pub ttft_parts: Option<crate::slo::TtftParts>,
+    /// What the server was told.
+    pub config: &'a crate::config::Config,
 }
 
 impl Ctx<'_> {
@@ -214,7 +216,8 @@ impl Ctx<'_> {
 
     /// Prefix caching is on: the configuration says so, or the cache hit.
     pub fn prefix_caching_on(&self) -> bool {
-        self.capacity.prefix.enabled == Some(true)
+        self.config.prefix_caching == Some(true)
+            || self.capacity.prefix.enabled == Some(true)
             || self
                 .summary
                 .efficiency

@@ -6,7 +6,7 @@ use vllm_lens_catalog::Signal;
 use super::{Fired, In, Rule, pct};
 use crate::ids::{Addresses as A, RecId, SloId};
 use crate::levers::{Knob, down, up};
-use crate::model::{Confidence, SloStatus};
+use crate::model::{BindingLimit, Confidence, SloStatus};
 use crate::prose;
 use crate::snippets;
 use crate::text::num;
@@ -20,14 +20,21 @@ pub(super) const RAISE_MAX_NUM_SEQS: Rule = Rule {
     fire: raise_max_num_seqs,
 };
 
-/// The admission cap is a setting below the objective, with room in the KV
-/// cache.
+/// The admission cap is a setting below the objective (`--max-num-seqs`
+/// binds: `capacity.limits`), with room in the KV cache.
 fn raise_max_num_seqs(i: &In<'_>) -> Option<Fired> {
     let (ctx, q) = (i.ctx, i.ctx.queue);
     let n = ctx.settings.slo.queue_concurrency;
     let kv = ctx.summary.efficiency.kv_cache_pct;
     let (cap, start) = (q.admission_cap()?, q.queueing_starts_at()?);
-    if cap >= n || kv.is_none_or(|k| k >= KV_WARN_PCT) || i.state.preempting {
+    if cap >= n
+        || kv.is_none_or(|k| k >= KV_WARN_PCT)
+        || i.state.preempting
+        || !ctx
+            .capacity
+            .binding_limits
+            .contains(&BindingLimit::MaxNumSeqs)
+    {
         return None;
     }
     let (queue_share, _, _) = i.ttft_shares().unwrap_or((1.0, 0.0, 0.0));
@@ -54,6 +61,172 @@ fn raise_max_num_seqs(i: &In<'_>) -> Option<Fired> {
     ];
     f.snippets
         .extend(snippets::queue_alert(ctx, i.checker, i.model));
+    Some(f)
+}
+
+pub(super) const RAISE_MAX_NUM_BATCHED_TOKENS: Rule = Rule {
+    id: RecId::RaiseMaxNumBatchedTokens,
+    levers: &[up(Knob::MaxNumBatchedTokens)],
+    addresses: &[A::QueueAtConcurrency, A::TtftP95, A::Capacity],
+    investigation: false,
+    fire: raise_max_num_batched_tokens,
+};
+
+/// The step's token budget binds (`capacity.limits`): requests wait for
+/// it below the sequence cap with the KV cache far from full.
+fn raise_max_num_batched_tokens(i: &In<'_>) -> Option<Fired> {
+    let (ctx, c) = (i.ctx, i.ctx.capacity);
+    let check = c
+        .limits
+        .iter()
+        .find(|l| l.limit == BindingLimit::TokenBudget && l.binds)?;
+    let prompt = ctx
+        .summary
+        .workload
+        .avg_prompt_tokens
+        .filter(|p| *p > 0.0)?;
+    let budget = ctx.config.max_num_batched_tokens.or_else(|| {
+        ctx.config
+            .step_tokens_top
+            .filter(|(_, hi)| hi.is_finite())
+            .map(|(_, hi)| hi)
+    });
+    let target = budget
+        .map_or(prompt, |b| (2.0 * b).max(prompt))
+        .log2()
+        .ceil()
+        .exp2();
+    let (queue_share, _, _) = i.ttft_shares().unwrap_or((1.0, 0.0, 0.0));
+    let mut f = Fired::new(
+        vec![up(Knob::MaxNumBatchedTokens)],
+        [
+            i.doubtful(&[SloId::QueueAtConcurrency], 1.0),
+            i.doubtful(&[SloId::TtftP95], queue_share),
+            vec![(A::Capacity, 1.0)],
+        ]
+        .concat(),
+        vec![
+            ("evidence", crate::text::capitalise(&check.evidence)),
+            (
+                "budget",
+                match ctx.config.max_num_batched_tokens {
+                    Some(b) => format!("The budget is --max-num-batched-tokens {}.", num(b)),
+                    None => "The bundle does not state --max-num-batched-tokens.".into(),
+                },
+            ),
+            ("prompt", num(prompt.round())),
+            (
+                "chunks",
+                budget.map_or(String::new(), |b| {
+                    format!(
+                        ": each prompt takes about {} steps of it",
+                        num((prompt / b).ceil())
+                    )
+                }),
+            ),
+            ("target", num(target)),
+            (
+                "check",
+                if budget.is_none() {
+                    " (read the current value first: vLLM's default depends on the release and the hardware)".into()
+                } else {
+                    String::new()
+                },
+            ),
+            (
+                "itl",
+                ctx.summary
+                    .latency
+                    .itl_p95_ms
+                    .map_or("missing".into(), |v| format!("{} ms", num(v.round()))),
+            ),
+        ],
+        if ctx.config.max_num_batched_tokens.is_some() {
+            Confidence::High
+        } else {
+            Confidence::Medium
+        },
+    );
+    f.evidence = vec![
+        ctx.ev(
+            "token budget per step",
+            budget,
+            "tokens",
+            &[Signal::IterationTokens],
+        ),
+        ctx.ev_admission_cap(c.admission_cap),
+        ctx.ev_kv_max(ctx.summary.efficiency.kv_cache_pct),
+        ctx.ev(
+            "mean prompt",
+            Some(prompt),
+            "tokens",
+            &[Signal::RequestPromptTokens],
+        ),
+    ];
+    Some(f)
+}
+
+pub(super) const REMOVE_BLOCKS_OVERRIDE: Rule = Rule {
+    id: RecId::RemoveBlocksOverride,
+    levers: &[down(Knob::BlocksOverride)],
+    addresses: &[
+        A::QueueAtConcurrency,
+        A::TtftP95,
+        A::ItlP95,
+        A::Capacity,
+        A::Efficiency,
+    ],
+    investigation: false,
+    fire: remove_blocks_override,
+};
+
+/// `num_gpu_blocks_override` fixes a KV pool that runs out (or nears it
+/// while requests queue): remove it before any memory advice.
+fn remove_blocks_override(i: &In<'_>) -> Option<Fired> {
+    let ctx = i.ctx;
+    let kv = ctx.summary.efficiency.kv_cache_pct;
+    let near = kv.is_some_and(|k| k >= KV_WARN_PCT) && i.state.queued;
+    if !ctx.config.blocks_overridden || !(i.state.kv_binds() || near) {
+        return None;
+    }
+    let blocks = ctx
+        .config
+        .rows
+        .iter()
+        .find(|r| r.key && r.name == "num_gpu_blocks_override")
+        .and_then(|r| r.value.clone())
+        .unwrap_or_else(|| "?".into());
+    let (queue_share, _, _) = i.ttft_shares().unwrap_or((1.0, 0.0, 0.0));
+    let pressure = if i.state.preempting {
+        format!(
+            "preempted running requests ({} per minute) with the KV cache at up to {}",
+            num(ctx.summary.efficiency.preemptions_per_min.unwrap_or(0.0)),
+            pct(kv)
+        )
+    } else {
+        format!("reached {} while requests queued", pct(kv))
+    };
+    let mut f = Fired::new(
+        vec![down(Knob::BlocksOverride)],
+        [
+            i.doubtful(&[SloId::QueueAtConcurrency], 1.0),
+            i.doubtful(&[SloId::TtftP95], queue_share.max(0.5)),
+            i.doubtful(&[SloId::ItlP95], 0.5),
+            vec![(A::Capacity, 1.0), (A::Efficiency, 1.0)],
+        ]
+        .concat(),
+        vec![("blocks", blocks), ("pressure", pressure)],
+        Confidence::High,
+    );
+    f.evidence = vec![
+        ctx.ev_kv_max(kv),
+        ctx.ev(
+            "preemptions",
+            ctx.summary.efficiency.preemptions_per_min,
+            "per min",
+            &[Signal::Preemptions],
+        ),
+    ];
     Some(f)
 }
 

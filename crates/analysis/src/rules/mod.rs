@@ -26,7 +26,7 @@ use vllm_lens_catalog::Signal;
 
 use crate::analyses::Ctx;
 use crate::ids::{Addresses as A, FindingId, RecId, SloId};
-use crate::levers::{Lever, State};
+use crate::levers::{Knob, Lever, State};
 use crate::model::{Analysis, Confidence, Evidence, Recommendation, SloStatus, Snippet, Withheld};
 use crate::prose;
 use crate::snippets::Checker;
@@ -54,6 +54,8 @@ pub struct Rule {
 /// The rules, in no particular order (ranking orders what fires).
 pub static RULES: &[Rule] = &[
     capacity::RAISE_MAX_NUM_SEQS,
+    capacity::RAISE_MAX_NUM_BATCHED_TOKENS,
+    capacity::REMOVE_BLOCKS_OVERRIDE,
     capacity::TUNE_PREEMPTIONS,
     capacity::ADD_REPLICAS,
     capacity::AUTOSCALE,
@@ -196,6 +198,10 @@ pub(crate) fn state(ctx: &Ctx<'_>) -> State {
         platform: ctx.platform,
         blocks_overridden: ctx.capacity.blocks_overridden,
         prefix_caching_on: ctx.prefix_caching_on(),
+        budget_binds: ctx
+            .capacity
+            .binding_limits
+            .contains(&crate::model::BindingLimit::TokenBudget),
     }
 }
 
@@ -240,7 +246,8 @@ fn dir(l: Lever) -> &'static str {
 /// Ranks fired rules: changes that address a failing objective first, then
 /// investigations that address one (a burst or a restart never outranks
 /// the change that fixes a failing objective), then the rest; within each,
-/// by the expected effect (each target's weight × the share moved ×
+/// more replicas after every lever one server still has, then by the
+/// expected effect (each target's weight × the share moved ×
 /// confidence), then by id.
 fn rank(ctx: &Ctx<'_>, fired: &mut [(&Rule, Fired)]) {
     let key = |(rule, f): &(&Rule, Fired)| {
@@ -259,14 +266,67 @@ fn rank(ctx: &Ctx<'_>, fired: &mut [(&Rule, Fired)]) {
             .map(|(a, share)| weight(ctx, *a) * share)
             .sum::<f64>()
             * confidence_factor(f.confidence);
-        (tier, -score, rule.id)
+        // More replicas come after the levers one server still has.
+        let scale_out = !f.levers.is_empty() && f.levers.iter().all(|l| l.knob == Knob::Replicas);
+        (tier, scale_out, -score, rule.id)
     };
     fired.sort_by(|a, b| {
         let (ka, kb) = (key(a), key(b));
         ka.0.cmp(&kb.0)
-            .then(ka.1.total_cmp(&kb.1))
-            .then(ka.2.cmp(&kb.2))
+            .then(ka.1.cmp(&kb.1))
+            .then(ka.2.total_cmp(&kb.2))
+            .then(ka.3.cmp(&kb.3))
     });
+}
+
+/// Levers that come before others on the same target, whatever the
+/// scores: `(lever, the knobs it precedes)`. Prefix caching saves the
+/// prefill work a larger budget or more replicas would only buy room for;
+/// a KV pool fixed by `--num-gpu-blocks-override` makes every other memory
+/// lever moot until it goes.
+pub const BEFORE: &[(Lever, &[Knob])] = &[
+    (
+        crate::levers::up(Knob::PrefixCaching),
+        &[
+            Knob::MaxNumBatchedTokens,
+            Knob::Replicas,
+            Knob::Disaggregation,
+        ],
+    ),
+    (
+        crate::levers::down(Knob::BlocksOverride),
+        &[
+            Knob::KvCacheMemory,
+            Knob::KvCacheBytes,
+            Knob::WeightBytes,
+            Knob::TensorParallel,
+            Knob::MaxNumSeqs,
+            Knob::Replicas,
+        ],
+    ),
+];
+
+/// Moves a rule whose lever [`BEFORE`] puts first ahead of the rules it
+/// precedes, where both address a common target.
+fn first_things_first(fired: &mut Vec<(&Rule, Fired)>) {
+    let precedes = |a: &Fired, b: &Fired| {
+        let shared = a
+            .effect
+            .iter()
+            .any(|(x, _)| b.effect.iter().any(|(y, _)| x == y));
+        shared
+            && BEFORE.iter().any(|(l, knobs)| {
+                a.levers.contains(l) && b.levers.iter().any(|m| knobs.contains(&m.knob))
+            })
+    };
+    let mut i = 0;
+    while i < fired.len() {
+        if let Some(j) = (0..i).find(|&j| precedes(&fired[i].1, &fired[j].1)) {
+            let r = fired.remove(i);
+            fired.insert(j, r);
+        }
+        i += 1;
+    }
 }
 
 /// Fires, checks and ranks every rule: the recommendations, and the rules
@@ -300,6 +360,7 @@ pub(crate) fn recommend(
         }
     }
     rank(ctx, &mut fired);
+    first_things_first(&mut fired);
     // Opposite levers: the lower-ranked rule gives way.
     let mut kept: Vec<(&Rule, Fired)> = Vec::new();
     for (rule, f) in fired {

@@ -9,6 +9,7 @@ use super::{Fired, In, Rule};
 use crate::ids::{Addresses as A, FindingId, RecId, SloId};
 use crate::levers::{Knob, down, up};
 use crate::model::Confidence;
+use crate::text::num;
 
 /// What prefix work addresses: half of prefill's share of a TTFT in doubt,
 /// and efficiency.
@@ -91,41 +92,170 @@ fn standardise_prefix(i: &In<'_>) -> Option<Fired> {
 pub(super) const ENABLE_PREFIX_CACHING: Rule = Rule {
     id: RecId::EnablePrefixCaching,
     levers: &[up(Knob::PrefixCaching)],
-    addresses: &[A::TtftP95, A::Efficiency],
+    addresses: &[
+        A::TtftP95,
+        A::QueueAtConcurrency,
+        A::Capacity,
+        A::Efficiency,
+    ],
     investigation: false,
     fire: enable_prefix_caching,
 };
 
-/// Prefix caching is off while time to first token is in doubt or prompts
-/// dominate the tokens.
+/// The smallest prompt may be a shared prefix only when it is at least
+/// this many tokens.
+const FLOOR_MIN_TOKENS: f64 = 128.0;
+/// ... and at least this share of the mean prompt.
+const FLOOR_MIN_SHARE: f64 = 0.5;
+
+/// What prompts share at their start, and how we know.
+struct Shared {
+    tokens: f64,
+    /// The user stated it (`--shared-prefix-tokens`).
+    stated: bool,
+    /// In words, with its evidence.
+    words: String,
+}
+
+/// The shared prefix: as the user states it, else the floor every prompt
+/// stays above when that floor is long and most of the mean prompt (a
+/// system prompt or a template usually is). Prefix-cache counters cannot
+/// say: with caching off they count nothing.
+fn shared_prefix(i: &In<'_>) -> Option<Shared> {
+    let ctx = i.ctx;
+    let prompt = ctx
+        .summary
+        .workload
+        .avg_prompt_tokens
+        .filter(|p| *p > 0.0)?;
+    if let Some(sh) = ctx.settings.shared_prefix_tokens.filter(|s| *s > 0.0) {
+        return Some(Shared {
+            tokens: sh.min(prompt),
+            stated: true,
+            words: format!(
+                "Prompts share their first {} tokens (--shared-prefix-tokens), {:.0} % of the mean prompt of {} tokens.",
+                num(sh),
+                100.0 * (sh / prompt).min(1.0),
+                num(prompt.round())
+            ),
+        });
+    }
+    let h = ctx.hists.get(&Signal::RequestPromptTokens)?;
+    let norm = h.buckets.normalised()?;
+    // The lowest bucket with prompts: every prompt is above its lower bound.
+    let mut lo = 0.0;
+    let floor = norm.iter().find_map(|(le, c)| {
+        let r = (*c > 0.0).then_some(lo);
+        lo = *le;
+        r
+    })?;
+    if floor < FLOOR_MIN_TOKENS || floor < FLOOR_MIN_SHARE * prompt {
+        return None;
+    }
+    Some(Shared {
+        tokens: floor,
+        stated: false,
+        words: format!(
+            "Every prompt has more than {} tokens (vllm:request_prompt_tokens: none in the buckets up to {}), {:.0} % of the mean prompt of {} tokens: a floor like this is usually a system prompt or template every request repeats (give --shared-prefix-tokens to state it).",
+            num(floor),
+            num(floor),
+            100.0 * floor / prompt,
+            num(prompt.round())
+        ),
+    })
+}
+
+/// Prefix caching is off as the server states it (or V0's lifetime gauge
+/// reads 0): with a long shared prefix, it saves that share of prefill, and
+/// of the step's token budget where that binds.
 fn enable_prefix_caching(i: &In<'_>) -> Option<Fired> {
     let ctx = i.ctx;
+    let stated_off = ctx.config.prefix_caching == Some(false);
+    if !(stated_off || i.fired(FindingId::EfficiencyPrefixOff)) || i.state.prefix_caching_on {
+        return None;
+    }
     let prefill_heavy = ctx
         .summary
         .workload
         .gen_to_prompt_ratio
         .is_some_and(|r| r < crate::thresholds::PREFILL_HEAVY_RATIO);
-    if !i.fired(FindingId::EfficiencyPrefixOff)
-        || !(ctx.slo_in_doubt(SloId::TtftP95) || prefill_heavy)
-    {
+    let shared = shared_prefix(i);
+    if shared.is_none() && !(ctx.slo_in_doubt(SloId::TtftP95) || prefill_heavy) {
         return None;
     }
-    let (_, prefill_share, _) = i.ttft_shares().unwrap_or((1.0, 0.0, 0.0));
+    let prompt = ctx.summary.workload.avg_prompt_tokens.unwrap_or(0.0);
+    let saved = match &shared {
+        Some(s) if prompt > 0.0 => (s.tokens / prompt).min(1.0),
+        _ => 0.2,
+    };
+    let budget = i.state.budget_binds;
+    let (queue_share, prefill_share, _) = i.ttft_shares().unwrap_or((0.0, 1.0, 0.0));
+    // Prefill it saves; where the token budget binds, the queue for it too.
+    let ttft_moved = if budget {
+        (queue_share + prefill_share) * saved
+    } else {
+        prefill_share * saved
+    };
     let mut f = Fired::new(
         vec![up(Knob::PrefixCaching)],
         [
-            i.doubtful(&[SloId::TtftP95], prefill_share.max(0.2)),
+            i.doubtful(&[SloId::TtftP95], ttft_moved.max(0.1)),
+            if budget {
+                [
+                    i.doubtful(&[SloId::QueueAtConcurrency], saved),
+                    vec![(A::Capacity, saved)],
+                ]
+                .concat()
+            } else {
+                Vec::new()
+            },
             vec![(A::Efficiency, 1.0)],
         ]
         .concat(),
-        Vec::new(),
-        Confidence::Medium,
+        vec![
+            (
+                "off",
+                if stated_off {
+                    "vllm:cache_config_info or the command line: enable_prefix_caching=False".into()
+                } else {
+                    "the lifetime hit-rate gauge reads 0".to_string()
+                },
+            ),
+            (
+                "shared",
+                shared.as_ref().map_or(String::new(), |s| s.words.clone()),
+            ),
+            (
+                "budget",
+                if budget && shared.is_some() {
+                    format!(
+                        " The step's token budget is what requests wait for here, so the {:.0} % of prompt tokens caching would skip also frees that budget.",
+                        100.0 * saved
+                    )
+                } else {
+                    String::new()
+                },
+            ),
+        ],
+        match &shared {
+            Some(s) if s.stated => Confidence::High,
+            Some(_) => Confidence::Medium,
+            None => Confidence::Low,
+        },
     );
-    f.evidence = vec![ctx.ev(
-        "lifetime hit rate gauge",
-        ctx.prefix_lifetime,
-        "",
-        &[Signal::PrefixHitRateLifetime],
-    )];
+    f.evidence = vec![
+        ctx.ev(
+            "shared prefix",
+            shared.as_ref().map(|s| s.tokens),
+            "tokens",
+            &[Signal::RequestPromptTokens],
+        ),
+        ctx.ev(
+            "mean prompt",
+            ctx.summary.workload.avg_prompt_tokens,
+            "tokens",
+            &[Signal::RequestPromptTokens],
+        ),
+    ];
     Some(f)
 }
