@@ -792,19 +792,9 @@ fn phase_outline(r: &Report) -> Vec<(PhaseKind, i64, i64)> {
 fn a_curl_loop_and_collect_sh_give_the_same_judgement() {
     let mut compared = 0;
     for c in captures() {
-        let twin = c.dir.join(format!("{}.curl.tar.gz", c.name));
-        let Ok(bytes) = std::fs::read(&twin) else {
+        let Some(loaded) = twin(&c) else {
             continue;
         };
-        let loaded = load(
-            Input::Bytes {
-                name: &format!("{}.curl.tar.gz", c.name),
-                bytes: &bytes,
-                mtime_ms: None,
-            },
-            &Options::default(),
-        )
-        .expect("the curl form loads");
         assert!(loaded.manifest.is_none(), "{}: a plain folder", c.name);
         let (a, b) = (
             report(&c),
@@ -1040,11 +1030,11 @@ fn the_title_says_what_the_server_runs_on() {
     }
 }
 
-/// Both forms of a capture.
-fn both_forms(c: &Capture) -> Vec<(String, Report)> {
-    let mut out = vec![(format!("{}.zip", c.name), report(c))];
-    if let Ok(bytes) = std::fs::read(c.dir.join(format!("{}.curl.tar.gz", c.name))) {
-        let loaded = load(
+/// The capture's plain curl twin, loaded, when it has one.
+fn twin(c: &Capture) -> Option<vllm_lens_core::Loaded> {
+    let bytes = std::fs::read(c.dir.join(format!("{}.curl.tar.gz", c.name))).ok()?;
+    Some(
+        load(
             Input::Bytes {
                 name: &format!("{}.curl.tar.gz", c.name),
                 bytes: &bytes,
@@ -1052,7 +1042,14 @@ fn both_forms(c: &Capture) -> Vec<(String, Report)> {
             },
             &Options::default(),
         )
-        .expect("the curl form loads");
+        .expect("the curl form loads"),
+    )
+}
+
+/// Both forms of a capture.
+fn both_forms(c: &Capture) -> Vec<(String, Report)> {
+    let mut out = vec![(format!("{}.zip", c.name), report(c))];
+    if let Some(loaded) = twin(c) {
         out.push((
             format!("{}.curl.tar.gz", c.name),
             analyse(&loaded, &BundleMeta::default(), &Settings::default()).expect("report"),
