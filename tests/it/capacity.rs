@@ -377,3 +377,79 @@ fn rejected_requests_are_counted_by_reason() {
             .any(|f| f.id == FindingId::OutcomesAdmissionRejected)
     );
 }
+
+/// The configuration table reads every label of every info family, as each
+/// release exports it (`../shared/reference/vllm-metrics.md` §2; 0.32's
+/// set as a real server printed it), with the family as the source, and
+/// never an identity label (`engine`, `model_name`).
+#[test]
+fn the_configuration_reads_every_label_of_every_info_family() {
+    use vllm_lens_core::analysis::model::ConfigSource;
+    let real_032 = "_block_size_resolved=\"True\",block_size=\"128\",cache_dtype=\"auto\",cache_hit_alignment_tokens=\"None\",effective_attention_block_size=\"128\",enable_prefix_caching=\"True\",engine=\"0\",gpu_memory_utilization=\"0.92\",kv_cache_max_concurrency=\"512.0\",kv_cache_memory_bytes=\"1073741824\",kv_cache_size_tokens=\"2097152\",kv_offloading_backend=\"native\",mamba_cache_mode=\"none\",num_cpu_blocks=\"None\",num_gpu_blocks=\"16384\",num_gpu_blocks_override=\"None\",prefix_caching_hash_algo=\"sha256\",sliding_window=\"None\"";
+    let cases: [(&str, &str, &str, ConfigSource); 6] = [
+        (
+            "0.4.0",
+            "vllm:cache_config_info",
+            "block_size=\"16\",cache_dtype=\"auto\",enable_prefix_caching=\"False\",gpu_memory_utilization=\"0.9\",num_cpu_blocks=\"2048\",num_gpu_blocks=\"7000\",num_gpu_blocks_override=\"None\",sliding_window=\"None\",swap_space_bytes=\"4294967296\"",
+            ConfigSource::CacheConfigInfo,
+        ),
+        (
+            "0.10.0",
+            "vllm:cache_config_info",
+            "block_size=\"16\",cache_dtype=\"auto\",calculate_kv_scales=\"False\",cpu_offload_gb=\"0\",enable_prefix_caching=\"True\",engine=\"0\",gpu_memory_utilization=\"0.9\",is_attention_free=\"False\",num_cpu_blocks=\"None\",num_gpu_blocks=\"19255\",num_gpu_blocks_override=\"512\",prefix_caching_hash_algo=\"builtin\",sliding_window=\"None\",swap_space=\"4\"",
+            ConfigSource::CacheConfigInfo,
+        ),
+        (
+            "0.32.0",
+            "vllm:cache_config_info",
+            real_032,
+            ConfigSource::CacheConfigInfo,
+        ),
+        (
+            "0.31.0",
+            "vllm:simple_kv_offload_info",
+            "backend=\"cpu\",capacity_blocks=\"4096\",engine=\"0\",lazy_offload=\"False\",model_name=\"m\",page_cache=\"True\"",
+            ConfigSource::SimpleKvOffloadInfo,
+        ),
+        (
+            "0.33.0",
+            "vllm:kv_offload_config_info",
+            "backend=\"native\",cpu_bytes=\"8589934592\",engine=\"0\",model_name=\"m\"",
+            ConfigSource::KvOffloadConfigInfo,
+        ),
+        (
+            "0.8.0",
+            "vllm:lora_requests_info",
+            "max_lora=\"4\",running_lora_adapters=\"a,b\",waiting_lora_adapters=\"\"",
+            ConfigSource::LoraRequestsInfo,
+        ),
+    ];
+    for (release, family, labels, source) in cases {
+        let mut files = MemoryFiles::default();
+        for step in 0..4u32 {
+            let at = T0 + i64::from(step) * 15_000;
+            let text = format!(
+                "# TYPE {family} gauge\n{family}{{{labels}}} 1.0\n\
+                 # TYPE vllm:num_requests_running gauge\n\
+                 vllm:num_requests_running{{engine=\"0\",model_name=\"m\"}} 2.0\n"
+            );
+            files.push(&format!("vllm-0/{at}.prom"), text.into_bytes(), None);
+        }
+        let loaded = load(Input::Files(&mut files), &Options::default()).expect("loads");
+        let r = analyse(&loaded, &BundleMeta::default(), &Settings::default()).expect("report");
+        let rows = &r.deployment.configuration;
+        for pair in labels.split("\",") {
+            let (k, v) = pair.split_once("=\"").expect("label");
+            let v = v.trim_end_matches('"');
+            let found = rows
+                .iter()
+                .find(|c| c.name == k && c.source == Some(source));
+            if k == "engine" || k == "model_name" {
+                assert!(found.is_none(), "{release} {family}: {k} is identity");
+                continue;
+            }
+            let found = found.unwrap_or_else(|| panic!("{release} {family}: {k} not in {rows:?}"));
+            assert_eq!(found.value.as_deref(), Some(v), "{release} {family}: {k}");
+        }
+    }
+}
