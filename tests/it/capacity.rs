@@ -453,3 +453,51 @@ fn the_configuration_reads_every_label_of_every_info_family() {
         }
     }
 }
+
+/// A KV pool fixed by `num_gpu_blocks_override` that runs out (95 % full,
+/// preempting while requests wait): removing the override comes before any
+/// memory advice, and more `--gpu-memory-utilization` is never offered
+/// (lever rule L7).
+#[test]
+fn a_fixed_pool_that_runs_out_loses_its_override_first() {
+    use vllm_lens_core::analysis::RecId;
+    let mut files = MemoryFiles::default();
+    for step in 0..24u32 {
+        let at = T0 + i64::from(step) * 15_000;
+        let k = f64::from(step);
+        let text = format!(
+            "# TYPE vllm:cache_config_info gauge\n\
+             vllm:cache_config_info{{block_size=\"16\",engine=\"0\",gpu_memory_utilization=\"0.9\",num_gpu_blocks=\"1000\",num_gpu_blocks_override=\"1000\"}} 1.0\n\
+             # TYPE vllm:num_requests_running gauge\n\
+             vllm:num_requests_running{{engine=\"0\",model_name=\"m\"}} 10.0\n\
+             # TYPE vllm:num_requests_waiting gauge\n\
+             vllm:num_requests_waiting{{engine=\"0\",model_name=\"m\"}} 4.0\n\
+             # TYPE vllm:kv_cache_usage_perc gauge\n\
+             vllm:kv_cache_usage_perc{{engine=\"0\",model_name=\"m\"}} 0.95\n\
+             # TYPE vllm:num_preemptions_total counter\n\
+             vllm:num_preemptions_total{{engine=\"0\",model_name=\"m\"}} {}\n\
+             # TYPE vllm:generation_tokens_total counter\n\
+             vllm:generation_tokens_total{{engine=\"0\",model_name=\"m\"}} {}\n",
+            2.0 * k,
+            500.0 * k
+        );
+        files.push(&format!("vllm-0/{at}.prom"), text.into_bytes(), None);
+    }
+    let loaded = load(Input::Files(&mut files), &Options::default()).expect("loads");
+    let r = analyse(&loaded, &BundleMeta::default(), &Settings::default()).expect("report");
+    assert_eq!(
+        r.capacity.binding_limit,
+        BindingLimit::KvCache,
+        "{:?}",
+        r.capacity.limits
+    );
+    let ids: Vec<RecId> = r.recommendations.iter().map(|x| x.id).collect();
+    assert_eq!(ids.first(), Some(&RecId::RemoveBlocksOverride), "{ids:?}");
+    assert!(
+        r.recommendations
+            .iter()
+            .flat_map(|x| &x.levers)
+            .all(|l| l.knob.as_str() != "kv_cache_memory"),
+        "{ids:?}"
+    );
+}
