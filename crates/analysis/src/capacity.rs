@@ -441,10 +441,8 @@ fn limits(i: &CapacityInput<'_>, w: &mut Written) -> Limits {
     let queued = queueing_starts_at.is_some();
     let kv_max = s.efficiency.kv_cache_pct;
     let preempting = s.efficiency.preemptions_per_min.is_some_and(|p| p > 0.0);
-    let max_num_seqs = i
-        .config
-        .max_num_seqs
-        .or_else(|| engine_num(i.deployment, &["max-num-seqs", "max_num_seqs"]));
+    // The configuration reads the manifest's engine_args too.
+    let max_num_seqs = i.config.max_num_seqs;
     let budget = i.config.max_num_batched_tokens;
     let wq = while_queued(i);
     let kv_low = kv_max.is_none_or(|k| k < KV_FULL_PCT);
@@ -890,8 +888,7 @@ fn prefix(i: &CapacityInput<'_>, block_size: Option<f64>) -> (PrefixCeiling, boo
             }
         }),
     };
-    let blocks_overridden = cache_label(i.store, i.replicas, "num_gpu_blocks_override")
-        .is_some_and(|v| !matches!(v.as_str(), "" | "None" | "none" | "null"));
+    let blocks_overridden = i.config.blocks_override.is_some();
 
     (prefix, blocks_overridden)
 }

@@ -160,8 +160,8 @@ pub(crate) struct Config {
     pub prefix_caching: Option<bool>,
     /// Chunked prefill on or off, as stated.
     pub chunked_prefill: Option<bool>,
-    /// `num_gpu_blocks_override` is set.
-    pub blocks_overridden: bool,
+    /// `num_gpu_blocks_override` as stated, when set.
+    pub blocks_override: Option<String>,
     /// The context length.
     pub max_model_len: Option<f64>,
     /// The top occupied bucket of tokens per engine step over the capture:
@@ -329,33 +329,15 @@ pub(crate) fn read(i: &ConfigInput<'_>) -> Config {
             rows.push(other_row(k, v, *source, None));
         }
     }
-    for (k, v) in &cmdline {
-        if used
-            .iter()
-            .any(|(s, n)| *s == ConfigSource::CommandLine && n == k)
-        {
-            continue;
+    for (source, map) in [
+        (ConfigSource::CommandLine, &cmdline),
+        (ConfigSource::Manifest, &manifest),
+    ] {
+        for (k, v) in map {
+            if !used.iter().any(|(s, n)| *s == source && n == k) {
+                rows.push(other_row(k, v, source, Some(format!("--{k}"))));
+            }
         }
-        rows.push(other_row(
-            k,
-            v,
-            ConfigSource::CommandLine,
-            Some(format!("--{k}")),
-        ));
-    }
-    for (k, v) in &manifest {
-        if used
-            .iter()
-            .any(|(s, n)| *s == ConfigSource::Manifest && n == k)
-        {
-            continue;
-        }
-        rows.push(other_row(
-            k,
-            v,
-            ConfigSource::Manifest,
-            Some(format!("--{k}")),
-        ));
     }
     if let Some(v) = &facts.version {
         rows.push(other_row("vllm_version", v, ConfigSource::Version, None));
@@ -370,7 +352,7 @@ pub(crate) fn read(i: &ConfigInput<'_>) -> Config {
     config.max_num_seqs = value("max_num_seqs").and_then(as_num);
     config.max_num_batched_tokens = value("max_num_batched_tokens").and_then(as_num);
     config.chunked_prefill = value("enable_chunked_prefill").and_then(as_bool);
-    config.blocks_overridden = value("num_gpu_blocks_override").is_some();
+    config.blocks_override = value("num_gpu_blocks_override").map(String::from);
     config.max_model_len = value("max_model_len").and_then(as_num);
     config.prefix_caching = value("enable_prefix_caching")
         .and_then(as_bool)

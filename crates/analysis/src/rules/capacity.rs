@@ -186,16 +186,10 @@ fn remove_blocks_override(i: &In<'_>) -> Option<Fired> {
     let ctx = i.ctx;
     let kv = ctx.summary.efficiency.kv_cache_pct;
     let near = kv.is_some_and(|k| k >= KV_WARN_PCT) && i.state.queued;
-    if !ctx.config.blocks_overridden || !(i.state.kv_binds() || near) {
+    if !(i.state.kv_binds() || near) {
         return None;
     }
-    let blocks = ctx
-        .config
-        .rows
-        .iter()
-        .find(|r| r.key && r.name == "num_gpu_blocks_override")
-        .and_then(|r| r.value.clone())
-        .unwrap_or_else(|| "?".into());
+    let blocks = ctx.config.blocks_override.clone()?;
     let (queue_share, _, _) = i.ttft_shares().unwrap_or((1.0, 0.0, 0.0));
     let pressure = if i.state.preempting {
         format!(
