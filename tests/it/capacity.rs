@@ -501,3 +501,222 @@ fn a_fixed_pool_that_runs_out_loses_its_override_first() {
         "{ids:?}"
     );
 }
+
+/// What one limit leaves in `/metrics` on a server under a ramp of 2 → 16
+/// requests in flight (two more every 90 s, scraped every 15 s).
+struct Limited {
+    /// V0 names (`gpu_cache_usage_perc`, `iteration_tokens_total`), else V1.
+    v0: bool,
+    /// Requests running at a level of requests in flight; the rest wait.
+    running: fn(u32, u32) -> u32,
+    /// KV cache usage, 0–1.
+    kv: f64,
+    /// Preemptions per scrape.
+    preemptions: u32,
+    /// The server's command line (meta/cmdline/vllm-0.txt), if recorded.
+    cmdline: Option<&'static str>,
+}
+
+fn limited(l: &Limited) -> Report {
+    let mut files = MemoryFiles::default();
+    let (mut finished, mut prompt, mut generated, mut preempted) = (0u64, 0u64, 0u64, 0u64);
+    // vllm:iteration_tokens_total: cumulative counts per bucket.
+    let les = [1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192];
+    let mut steps = [0u64; 12];
+    for step in 0..48u32 {
+        let at = T0 + i64::from(step) * 15_000;
+        let level = 2 + 2 * (step / 6);
+        let running = (l.running)(level, step);
+        let waiting = level - running;
+        finished += u64::from(running) / 2;
+        prompt += u64::from(running) / 2 * 1500;
+        generated += u64::from(running) * 150;
+        preempted += u64::from(if waiting > 0 { l.preemptions } else { 0 });
+        // Ten steps a second: while requests wait, 80 % of them carry a
+        // full 2048-token budget (the (1024, 2048] bucket); else decode.
+        let full = if waiting > 0 { 120 } else { 0 };
+        steps[9] += full;
+        steps[5] += 150 - full;
+        let kv = if l.v0 {
+            "vllm:gpu_cache_usage_perc"
+        } else {
+            "vllm:kv_cache_usage_perc"
+        };
+        let mut text = format!(
+            "# TYPE vllm:num_requests_running gauge\n\
+             vllm:num_requests_running{{model_name=\"m\"}} {running}\n\
+             # TYPE vllm:num_requests_waiting gauge\n\
+             vllm:num_requests_waiting{{model_name=\"m\"}} {waiting}\n\
+             # TYPE {kv} gauge\n\
+             {kv}{{model_name=\"m\"}} {}\n\
+             # TYPE vllm:num_preemptions_total counter\n\
+             vllm:num_preemptions_total{{model_name=\"m\"}} {preempted}\n\
+             # TYPE vllm:request_success_total counter\n\
+             vllm:request_success_total{{finished_reason=\"stop\",model_name=\"m\"}} {finished}\n\
+             # TYPE vllm:prompt_tokens_total counter\n\
+             vllm:prompt_tokens_total{{model_name=\"m\"}} {prompt}\n\
+             # TYPE vllm:generation_tokens_total counter\n\
+             vllm:generation_tokens_total{{model_name=\"m\"}} {generated}\n",
+            if waiting > 0 { l.kv } else { l.kv / 2.0 }
+        );
+        if l.v0 {
+            text.push_str(
+                "# TYPE vllm:num_requests_swapped gauge\n\
+                 vllm:num_requests_swapped{model_name=\"m\"} 0\n\
+                 # TYPE vllm:iteration_tokens_total histogram\n",
+            );
+            let mut cum = 0;
+            for (le, n) in les.iter().zip(steps) {
+                cum += n;
+                text.push_str(&format!(
+                    "vllm:iteration_tokens_total_bucket{{le=\"{le}.0\",model_name=\"m\"}} {cum}\n"
+                ));
+            }
+            text.push_str(&format!(
+                "vllm:iteration_tokens_total_bucket{{le=\"+Inf\",model_name=\"m\"}} {cum}\n\
+                 vllm:iteration_tokens_total_count{{model_name=\"m\"}} {cum}\n\
+                 vllm:iteration_tokens_total_sum{{model_name=\"m\"}} {}\n",
+                cum * 600
+            ));
+        }
+        files.push(&format!("vllm-0/{at}.prom"), text.into_bytes(), None);
+    }
+    if let Some(c) = l.cmdline {
+        files.push("meta/cmdline/vllm-0.txt", c.as_bytes().to_vec(), None);
+    }
+    let loaded = load(Input::Files(&mut files), &Options::default()).expect("loads");
+    analyse(&loaded, &BundleMeta::default(), &Settings::default()).expect("report")
+}
+
+fn rec_ids(r: &Report) -> Vec<vllm_lens_core::analysis::RecId> {
+    r.recommendations.iter().map(|x| x.id).collect()
+}
+
+/// `--max-num-seqs 8`, unstated: running held at 8 whenever requests wait,
+/// the KV cache at 30 %. The sequence cap binds and raising it comes first.
+#[test]
+fn running_pinned_at_its_cap_is_bound_by_max_num_seqs() {
+    use vllm_lens_core::analysis::RecId;
+    let r = limited(&Limited {
+        v0: false,
+        running: |level, _| level.min(8),
+        kv: 0.3,
+        preemptions: 0,
+        cmdline: None,
+    });
+    let c = &r.capacity;
+    assert_eq!(
+        c.binding_limits,
+        vec![BindingLimit::MaxNumSeqs],
+        "{:#?}",
+        c.limits
+    );
+    let ids = rec_ids(&r);
+    assert_eq!(ids.first(), Some(&RecId::RaiseMaxNumSeqs), "{ids:?}");
+    assert!(!ids.contains(&RecId::RaiseMaxNumBatchedTokens), "{ids:?}");
+}
+
+/// A V0 server told `--max-num-seqs 256 --max-num-batched-tokens 2048`:
+/// running spread between 3 and 6 while requests wait, 80 % of the steps
+/// then in the budget's (1024, 2048] bucket, the KV cache at 40 %. The token
+/// budget binds and raising it comes first; the sequence cap is not offered.
+#[test]
+fn full_steps_below_the_sequence_cap_are_bound_by_the_token_budget() {
+    use vllm_lens_core::analysis::RecId;
+    let r = limited(&Limited {
+        v0: true,
+        running: |level, step| level.min(3 + step % 4),
+        kv: 0.4,
+        preemptions: 0,
+        cmdline: Some("vllm serve m --max-num-seqs 256 --max-num-batched-tokens 2048"),
+    });
+    let c = &r.capacity;
+    assert_eq!(
+        c.binding_limits,
+        vec![BindingLimit::TokenBudget],
+        "{:#?}",
+        c.limits
+    );
+    let budget = c
+        .limits
+        .iter()
+        .find(|l| l.limit == BindingLimit::TokenBudget)
+        .expect("budget checked");
+    assert!(
+        budget
+            .evidence
+            .contains("of --max-num-batched-tokens 2,048")
+            && budget.evidence.contains("below --max-num-seqs 256"),
+        "{} {:#?}",
+        budget.evidence,
+        r.deployment.configuration
+    );
+    let ids = rec_ids(&r);
+    assert_eq!(
+        ids.first(),
+        Some(&RecId::RaiseMaxNumBatchedTokens),
+        "{ids:?}"
+    );
+    assert!(!ids.contains(&RecId::RaiseMaxNumSeqs), "{ids:?}");
+}
+
+/// The KV cache at 97 % with preemptions while requests wait, running
+/// spread below its peak: the KV cache binds, and neither the sequence cap
+/// nor the token budget is raised (more sequences need more KV).
+#[test]
+fn a_full_kv_cache_that_preempts_is_the_binding_limit() {
+    use vllm_lens_core::analysis::RecId;
+    let r = limited(&Limited {
+        v0: false,
+        running: |level, step| level.min(4 + step % 3),
+        kv: 0.97,
+        preemptions: 3,
+        cmdline: None,
+    });
+    let c = &r.capacity;
+    assert_eq!(
+        c.binding_limits.first(),
+        Some(&BindingLimit::KvCache),
+        "{:#?}",
+        c.limits
+    );
+    let ids = rec_ids(&r);
+    assert!(
+        !ids.contains(&RecId::RaiseMaxNumSeqs) && !ids.contains(&RecId::RaiseMaxNumBatchedTokens),
+        "{ids:?}"
+    );
+    let first = r.recommendations.first().expect("a recommendation");
+    assert!(
+        first
+            .levers
+            .iter()
+            .any(|l| l.knob.as_str().starts_with("kv_")),
+        "{ids:?} {:?}",
+        first.levers
+    );
+}
+
+/// Every request admitted at once (running = in flight, nothing waits):
+/// the client's own concurrency is the limit, and no server capacity lever
+/// is offered.
+#[test]
+fn nothing_waiting_leaves_the_client_as_the_limit() {
+    use vllm_lens_core::analysis::RecId;
+    let r = limited(&Limited {
+        v0: false,
+        running: |level, _| level,
+        kv: 0.3,
+        preemptions: 0,
+        cmdline: None,
+    });
+    assert_eq!(r.capacity.binding_limits, vec![BindingLimit::NoneSeen]);
+    let ids = rec_ids(&r);
+    for lever in [
+        RecId::RaiseMaxNumSeqs,
+        RecId::RaiseMaxNumBatchedTokens,
+        RecId::MoveToKserve,
+        RecId::SetAutoscalingTrigger,
+    ] {
+        assert!(!ids.contains(&lever), "{ids:?}");
+    }
+}

@@ -104,11 +104,16 @@ impl Facts {
                 };
             }
             FactFile::CommandLine(target) => {
-                let args: Vec<&str> = text
+                // One argument per line (collect.sh, from /proc/<pid>/cmdline);
+                // a command line pasted on one line is split at spaces.
+                let mut args: Vec<&str> = text
                     .lines()
                     .map(|l| l.trim_end_matches('\r'))
                     .filter(|l| !l.is_empty())
                     .collect();
+                if let [line] = args[..] {
+                    args = line.split_whitespace().collect();
+                }
                 self.command_lines
                     .insert(target.clone(), parse_flags(&args));
             }
@@ -343,6 +348,14 @@ mod tests {
             }]
         );
         assert_eq!(f.command_lines["vllm-0"]["max-num-seqs"], "64");
+        // Pasted on one line.
+        f.read(
+            &FactFile::CommandLine("vllm-1".into()),
+            b"vllm serve m --max-num-seqs 32 --enable-prefix-caching\n",
+        )
+        .unwrap();
+        assert_eq!(f.command_lines["vllm-1"]["max-num-seqs"], "32");
+        assert_eq!(f.command_lines["vllm-1"]["enable-prefix-caching"], "true");
         assert!(f.read(&FactFile::Models, b"{not json").is_err());
         assert_eq!(
             FactFile::at("meta/cmdline/vllm-1.txt"),
