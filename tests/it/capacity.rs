@@ -504,20 +504,23 @@ fn a_fixed_pool_that_runs_out_loses_its_override_first() {
 
 /// What one limit leaves in `/metrics` on a server under a ramp of 2 → 16
 /// requests in flight (two more every 90 s, scraped every 15 s).
-struct Limited {
+pub(crate) struct Limited {
     /// V0 names (`gpu_cache_usage_perc`, `iteration_tokens_total`), else V1.
-    v0: bool,
-    /// Requests running at a level of requests in flight; the rest wait.
-    running: fn(u32, u32) -> u32,
+    pub v0: bool,
+    /// Requests running at a level of requests in flight and a step; the
+    /// rest wait.
+    pub running: fn(u32, u32) -> u32,
     /// KV cache usage, 0–1.
-    kv: f64,
+    pub kv: f64,
     /// Preemptions per scrape.
-    preemptions: u32,
+    pub preemptions: u32,
     /// The server's command line (meta/cmdline/vllm-0.txt), if recorded.
-    cmdline: Option<&'static str>,
+    pub cmdline: Option<&'static str>,
 }
 
-fn limited(l: &Limited) -> Report {
+/// 48 scrapes 15 s apart of one server whose requests in flight climb
+/// 2, 4, … 16 (six scrapes each); `running` says how many of them run.
+pub(crate) fn limited(l: &Limited) -> Report {
     let mut files = MemoryFiles::default();
     let (mut finished, mut prompt, mut generated, mut preempted) = (0u64, 0u64, 0u64, 0u64);
     // vllm:iteration_tokens_total: cumulative counts per bucket.

@@ -425,7 +425,7 @@ fn counter_backwards_every_scrape() {
             note counter_backwards: prefix_cache_queries: Prefix-cache queries: the counter went backwards 39 times per series in 40 scrapes, far more often than servers restart; each drop is read as a restart from zero, so its rates are not to be trusted (an exporter that resets it, or scrapes of several servers under one name?)
             note counter_backwards: cached_prompt_tokens: Prompt tokens served from cache: the counter went backwards 39 times per series in 40 scrapes, far more often than servers restart; each drop is read as a restart from zero, so its rates are not to be trusted (an exporter that resets it, or scrapes of several servers under one name?)
             note counter_backwards: http_requests: HTTP requests (by handler and status): the counter went backwards 30 times per series in 40 scrapes, far more often than servers restart; each drop is read as a restart from zero, so its rates are not to be trusted (an exporter that resets it, or scrapes of several servers under one name?)
-            note reset: bundle: 1416 counter resets (restarts): read as restarts from zero, never as negative increases
+            note reset: bundle: 1416 counter resets with no new process seen (no changed process_start_time_seconds): read as restarts from zero, never as negative increases
             analysed: 40 scrape files, 1 targets, 10 windows; gen tok/s 1008080.2, TTFT p95 74.8, GPU util missing
         "#]],
     );

@@ -34,6 +34,8 @@ mod real;
 mod render;
 /// The report model: golden expectations per sample, reference figures, schema.
 mod report;
+/// Every sentence true: one test per class of false claim, and a scan of the samples.
+mod sentences;
 /// The simulator: reproducible samples, clean scrapes, conservation, reference figures.
 mod sim;
 /// Codebase rules checked as tests.

@@ -231,6 +231,10 @@ pub fn analyse(
         &layout_mismatch,
         &quality::non_cumulative(&fleet_all),
         requested_window_ms,
+        &restarts
+            .iter()
+            .map(|r| r.replica.as_str())
+            .collect::<Vec<_>>(),
     );
     let verdict = verdict::verdict(&ctx, &analyses, &timeline, recommendations.len());
 

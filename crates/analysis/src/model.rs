@@ -698,6 +698,10 @@ pub struct SloResult {
     /// `queue_at_concurrency`: the fewest requests in flight (running +
     /// waiting) seen with queueing; `null` when nothing queued.
     pub queueing_starts_at: Option<f64>,
+    /// `queue_at_concurrency`: what decided `queueing_starts_at`; `null`
+    /// when nothing queued.
+    #[serde(default)]
+    pub queueing_decided_by: Option<QueueingDecidedBy>,
     /// Windows that missed it, proven (start times, ms).
     pub failing_windows: Vec<i64>,
     /// Windows whose own buckets could not tell (start times, ms).
@@ -709,6 +713,20 @@ pub struct SloResult {
     pub breakdown: Vec<Evidence>,
     /// How it was judged.
     pub explanation: String,
+}
+
+/// What decided where queueing starts (`queueing_starts_at`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum QueueingDecidedBy {
+    /// The admission cap + 1: fewer than three sightings of queueing had
+    /// as few in flight as the cap's requests and one waiting.
+    AdmissionCap,
+    /// Requests waiting on two or more consecutive scrapes, the third-lowest
+    /// such sighting.
+    WaitingScrapes,
+    /// A window's mean queue time at or above the negligible level.
+    QueueTime,
 }
 
 /// How sure a recommendation is.
@@ -863,8 +881,14 @@ pub struct DataQuality {
     pub inventory: Vec<MetricStatus>,
     /// Notes, most important first.
     pub notes: Vec<QualityNote>,
-    /// Counter resets seen (all series).
+    /// Counter resets seen, each series' drops counted (one restart of a
+    /// process resets every counter series it exports once).
     pub resets: usize,
+    /// Restarts of a process (a changed `process_start_time_seconds`, or
+    /// without it a drop of the generated tokens counter), each counted
+    /// once whatever the number of series it reset.
+    #[serde(default)]
+    pub restarts: usize,
     /// Windows with a missing or failed scrape, per target.
     pub gap_windows: BTreeMap<String, usize>,
     /// Bundle diagnostics (lines or files that could not be read).

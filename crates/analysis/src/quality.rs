@@ -63,6 +63,7 @@ pub(crate) fn data_quality(
     layout_mismatch: &[Signal],
     non_cumulative: &[Signal],
     requested_window_ms: i64,
+    restarts: &[&str],
 ) -> DataQuality {
     let store = &loaded.store;
     let mut notes = Vec::new();
@@ -71,7 +72,7 @@ pub(crate) fn data_quality(
     releases(cat, &mut notes);
     let inputs = inputs(cat);
     signals(loaded, cat, &mut notes);
-    let resets = resets(q, &mut notes);
+    let resets = resets(q, restarts, &mut notes);
     let gap_windows = gaps(q, &mut notes);
     store_notes(store, layout_mismatch, non_cumulative, &mut notes);
     known_bugs(cat, &mut notes);
@@ -96,6 +97,7 @@ pub(crate) fn data_quality(
         inventory,
         notes,
         resets,
+        restarts: restarts.len(),
         gap_windows,
         diagnostics,
     }
@@ -275,8 +277,10 @@ fn signals(loaded: &Loaded, cat: &Catalogue, notes: &mut Vec<QualityNote>) {
     notes.dedup();
 }
 
-/// Counter resets, and counters that drop far too often.
-fn resets(q: &Query<'_>, notes: &mut Vec<QualityNote>) -> usize {
+/// Counter resets, and counters that drop far too often. The note counts
+/// restarts per process (`restarts`: the replica of each); the series that
+/// reset come after, as what the restarts did.
+fn resets(q: &Query<'_>, restarts: &[&str], notes: &mut Vec<QualityNote>) -> usize {
     // Resets.
     let mut resets = 0;
     // Scrapes of the busiest target: a counter that drops at a quarter of
@@ -312,8 +316,8 @@ fn resets(q: &Query<'_>, notes: &mut Vec<QualityNote>) -> usize {
                 .sum::<usize>();
         }
     }
-    if resets > 0 {
-        notes.push(note(QualityKind::Reset, "bundle", format!("{resets} counter resets (restarts): read as restarts from zero, never as negative increases")));
+    if let Some(text) = reset_text(restarts, resets) {
+        notes.push(note(QualityKind::Reset, "bundle", text));
     }
     resets
 }
@@ -443,5 +447,68 @@ fn collect_interval(
                 break;
             }
         }
+    }
+}
+
+/// The reset note: restarts per process first, then the counter resets
+/// they made (every series resets once per restart); resets with no
+/// restart seen are said apart.
+fn reset_text(restarts: &[&str], resets: usize) -> Option<String> {
+    let drops = match resets {
+        1 => "1 counter reset".to_string(),
+        n => format!("{n} counter resets"),
+    };
+    if restarts.is_empty() {
+        return (resets > 0).then(|| {
+            format!(
+                "{drops} with no new process seen (no changed process_start_time_seconds): read as restarts from zero, never as negative increases"
+            )
+        });
+    }
+    let mut by_replica: Vec<(&str, usize)> = Vec::new();
+    for r in restarts {
+        match by_replica.iter_mut().find(|(name, _)| name == r) {
+            Some((_, n)) => *n += 1,
+            None => by_replica.push((r, 1)),
+        }
+    }
+    let who = by_replica
+        .iter()
+        .map(|(r, n)| match n {
+            1 => (*r).to_string(),
+            n => format!("{r} {n} times"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let count = match restarts.len() {
+        1 => "1 restart of a process".to_string(),
+        n => format!("{n} restarts of a process"),
+    };
+    Some(format!(
+        "{count} ({who}), which reset its counters: {drops} across the series (each series once per restart), read as restarts from zero, never as negative increases"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reset_text;
+
+    #[test]
+    fn restarts_are_counted_per_process_and_series_apart() {
+        assert_eq!(
+            reset_text(&["vllm-0"], 23).unwrap(),
+            "1 restart of a process (vllm-0), which reset its counters: 23 counter resets across the series (each series once per restart), read as restarts from zero, never as negative increases"
+        );
+        assert!(
+            reset_text(&["vllm-0", "vllm-1", "vllm-0"], 40)
+                .unwrap()
+                .starts_with("3 restarts of a process (vllm-0 2 times, vllm-1), which reset")
+        );
+        assert!(
+            reset_text(&[], 2)
+                .unwrap()
+                .starts_with("2 counter resets with no new process seen")
+        );
+        assert_eq!(reset_text(&[], 0), None);
     }
 }

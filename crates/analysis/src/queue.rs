@@ -54,6 +54,71 @@ pub(crate) struct Queued {
     pub by: QueuedBy,
 }
 
+/// What decided where queueing starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum QueueStartBy {
+    /// The admission cap + 1: the sightings of queueing were all at more
+    /// in flight than the cap's requests and one waiting.
+    AdmissionCap,
+    /// Waiting above zero on consecutive scrapes.
+    WaitingScrapes,
+    /// A window's mean queue time.
+    QueueTime,
+}
+
+/// Where queueing starts on a replica, with its evidence.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct QueueStart {
+    /// Requests in flight.
+    pub at: f64,
+    pub by: QueueStartBy,
+    /// Scrapes queued (waiting on consecutive scrapes) at or below `at`.
+    pub waiting_scrapes: usize,
+    /// Windows queued by mean queue time at or below `at`.
+    pub queue_time_windows: usize,
+    /// The replica's admission cap.
+    pub cap: Option<f64>,
+}
+
+impl QueueStart {
+    /// The model's name for the evidence.
+    pub fn decided_by(&self) -> crate::model::QueueingDecidedBy {
+        use crate::model::QueueingDecidedBy as D;
+        match self.by {
+            QueueStartBy::AdmissionCap => D::AdmissionCap,
+            QueueStartBy::WaitingScrapes => D::WaitingScrapes,
+            QueueStartBy::QueueTime => D::QueueTime,
+        }
+    }
+
+    /// The evidence in words, after "from N requests in flight".
+    pub fn evidence(&self, negligible_ms: f64) -> String {
+        let n = crate::text::num(self.at);
+        let mut out = match self.by {
+            QueueStartBy::AdmissionCap => format!(
+                "decided by the admission cap: with its {} running, request {n} waits",
+                crate::text::num(self.cap.unwrap_or(self.at - 1.0))
+            ),
+            QueueStartBy::WaitingScrapes => format!(
+                "decided by waiting requests on two or more consecutive scrapes, seen {} with {n} or fewer in flight",
+                crate::text::plural(self.waiting_scrapes, "time", "times")
+            ),
+            QueueStartBy::QueueTime => format!(
+                "decided by mean queue time of {} ms or more in {} with at most {n} in flight",
+                crate::text::num(negligible_ms),
+                crate::text::plural(self.queue_time_windows, "window", "windows")
+            ),
+        };
+        if let Some(c) = self.cap.filter(|c| self.at <= *c) {
+            out.push_str(&format!(
+                "; at or below the {} that ran at once, so a limit other than the number of sequences held them: see the binding limit",
+                crate::text::num(c)
+            ));
+        }
+        out
+    }
+}
+
 /// One replica's queueing.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ReplicaQueue {
@@ -62,9 +127,15 @@ pub(crate) struct ReplicaQueue {
     pub peak_in_flight: Option<f64>,
     /// The most requests in flight at a scrape without queueing.
     pub peak_without_queueing: Option<f64>,
+    /// Sightings of queueing at or above where it starts.
     pub queued: Vec<Queued>,
-    /// Windows (indices) with queueing.
+    /// Sightings below where queueing starts, too few to set it (a
+    /// preempted request, one caught between engine steps on two scrapes).
+    pub isolated: Vec<Queued>,
+    /// Windows (indices) with queueing (`queued`).
     pub queued_windows: Vec<usize>,
+    /// Where queueing starts, once the sightings are in ([`Self::settle`]).
+    pub start: Option<QueueStart>,
 }
 
 impl ReplicaQueue {
@@ -74,12 +145,60 @@ impl ReplicaQueue {
     /// and never above one more than the admission cap (with the cap's
     /// requests running, the next one waits).
     pub fn queueing_starts_at(&self) -> Option<f64> {
-        let mut seen: Vec<f64> = self.queued.iter().map(|q| q.in_flight).collect();
-        seen.sort_by(f64::total_cmp);
+        self.start.map(|s| s.at)
+    }
+
+    /// Where queueing starts and the evidence that decided it.
+    pub fn queue_start(&self) -> Option<QueueStart> {
+        self.start
+    }
+
+    /// Decides where queueing starts from every sighting, then sets apart
+    /// the sightings below it (too few to be where queueing starts) and
+    /// keeps the windows of the rest.
+    pub fn settle(&mut self, window_of: impl Fn(i64) -> Option<usize>) {
+        self.start = self.find_start();
+        if let Some(s) = self.start {
+            let (kept, isolated) = self.queued.iter().partition(|q| q.in_flight >= s.at);
+            self.queued = kept;
+            self.isolated = isolated;
+        }
+        self.queued_windows = self
+            .queued
+            .iter()
+            .filter_map(|q| window_of(q.time_ms))
+            .collect();
+        self.queued_windows.sort_unstable();
+        self.queued_windows.dedup();
+    }
+
+    fn find_start(&self) -> Option<QueueStart> {
+        let mut seen: Vec<&Queued> = self.queued.iter().collect();
+        seen.sort_by(|a, b| a.in_flight.total_cmp(&b.in_flight));
         let nth = *seen.get(QUEUEING_SEEN_TIMES.min(seen.len()).checked_sub(1)?)?;
-        Some(match self.admission_cap() {
-            Some(c) => nth.min(c + 1.0),
-            None => nth,
+        let cap = self.admission_cap();
+        let (at, by) = match cap {
+            Some(c) if c + 1.0 < nth.in_flight => (c + 1.0, QueueStartBy::AdmissionCap),
+            _ => (
+                nth.in_flight,
+                match nth.by {
+                    QueuedBy::Waiting => QueueStartBy::WaitingScrapes,
+                    QueuedBy::QueueTime => QueueStartBy::QueueTime,
+                },
+            ),
+        };
+        let sightings = |by: QueuedBy| {
+            self.queued
+                .iter()
+                .filter(|q| q.by == by && q.in_flight <= at)
+                .count()
+        };
+        Some(QueueStart {
+            at,
+            by,
+            waiting_scrapes: sightings(QueuedBy::Waiting),
+            queue_time_windows: sightings(QueuedBy::QueueTime),
+            cap,
         })
     }
 
@@ -110,10 +229,15 @@ pub(crate) struct QueueReport {
 impl QueueReport {
     /// The fewest requests in flight seen with queueing, on any replica.
     pub fn queueing_starts_at(&self) -> Option<f64> {
+        self.queue_start().map(|s| s.at)
+    }
+
+    /// Where queueing starts soonest, on any replica, with its evidence.
+    pub fn queue_start(&self) -> Option<QueueStart> {
         self.replicas
             .iter()
-            .filter_map(ReplicaQueue::queueing_starts_at)
-            .reduce(f64::min)
+            .filter_map(ReplicaQueue::queue_start)
+            .min_by(|a, b| a.at.total_cmp(&b.at))
     }
 
     /// The smallest admission cap among the replicas that queued.
@@ -150,6 +274,11 @@ impl QueueReport {
         out.sort_unstable();
         out.dedup();
         out
+    }
+
+    /// The sightings below where queueing starts, on any replica.
+    pub fn isolated(&self) -> impl Iterator<Item = &Queued> {
+        self.replicas.iter().flat_map(|r| r.isolated.iter())
     }
 
     /// Every sighting with in flight ≤ `n`, on any replica.
@@ -333,9 +462,6 @@ pub(crate) fn analyse(
                     running: run,
                     by: QueuedBy::Waiting,
                 });
-                if let Some(w) = grid.index(t) {
-                    rq.queued_windows.push(w);
-                }
             } else {
                 rq.peak_without_queueing = Some(
                     rq.peak_without_queueing
@@ -366,11 +492,9 @@ pub(crate) fn analyse(
                     running,
                     by: QueuedBy::QueueTime,
                 });
-                rq.queued_windows.push(w);
             }
         }
-        rq.queued_windows.sort_unstable();
-        rq.queued_windows.dedup();
+        rq.settle(|t| grid.index(t));
         // A window charged by queue time may hold the peak without a
         // queued scrape: the peak "without queueing" is below the start.
         if let (Some(p), Some(s)) = (rq.peak_without_queueing, rq.queueing_starts_at())
@@ -394,7 +518,7 @@ mod tests {
     use super::*;
 
     fn rq(name: &str, queued: &[(f64, f64)]) -> ReplicaQueue {
-        ReplicaQueue {
+        let mut r = ReplicaQueue {
             name: name.into(),
             queued: queued
                 .iter()
@@ -406,7 +530,9 @@ mod tests {
                 })
                 .collect(),
             ..ReplicaQueue::default()
-        }
+        };
+        r.settle(|_| Some(0));
+        r
     }
 
     #[test]

@@ -773,13 +773,27 @@ fn timeline(r: &Report) -> Markup {
     }
 }
 
+/// Restarts per process, then the counter series they reset.
+fn restarts_text(restarts: usize, resets: usize) -> String {
+    let p = match restarts {
+        0 => "no restart".to_string(),
+        1 => "1 restart".to_string(),
+        n => format!("{n} restarts"),
+    };
+    match resets {
+        0 => p,
+        1 => format!("{p} (1 counter reset)"),
+        n => format!("{p} ({n} counter resets across the series)"),
+    }
+}
+
 fn data_quality(r: &Report) -> Markup {
     let q = &r.data_quality;
     html! {
         section id="data-quality" {
             h2 { "Data quality" }
             p { "vLLM: " strong { (q.vllm_version) } ". "
-                (q.resets) " counter reset(s); "
+                (restarts_text(q.restarts, q.resets)) "; "
                 (q.diagnostics) " unreadable line(s) or file(s)." }
             @if !q.notes.is_empty() {
                 ul {

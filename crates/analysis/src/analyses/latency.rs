@@ -226,8 +226,9 @@ fn queueing(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             q.excluded.len()
         )
     };
-    match q.queueing_starts_at() {
-        Some(start) => {
+    match q.queue_start() {
+        Some(first) => {
+            let start = first.at;
             let worst = ctx.max_of(|w| w.latency.queue_ms);
             let failing = ctx.slo(SloId::QueueAtConcurrency) == Some(SloStatus::Fail);
             let cap = q.admission_cap();
@@ -239,11 +240,12 @@ fn queueing(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     Severity::Warn
                 },
                 format!(
-                    "Requests queued in {} of {} windows, from {start:.0} requests in flight{}",
+                    "Requests queued in {} of {} windows, from {start:.0} requests in flight ({}){}",
                     windows.len(),
                     ctx.windows.len(),
-                    cap.map_or(String::new(), |c| format!(
-                        " (at most {c:.0} ran at once while others waited)"
+                    first.evidence(ctx.settings.slo.queue_negligible_ms),
+                    cap.filter(|c| start > *c).map_or(String::new(), |c| format!(
+                        "; at most {c:.0} ran at once while others waited"
                     ))
                 ),
                 vec![

@@ -180,6 +180,7 @@ pub(super) fn quantile(
             bounds: None,
             admission_cap: None,
             queueing_starts_at: None,
+            queueing_decided_by: None,
             failing_windows: Vec::new(),
             cannot_tell_windows: Vec::new(),
             excluded_windows: Vec::new(),
@@ -272,6 +273,7 @@ pub(super) fn quantile(
         bounds: b,
         admission_cap: None,
         queueing_starts_at: None,
+        queueing_decided_by: None,
         failing_windows: failing,
         cannot_tell_windows: undecided,
         excluded_windows: Vec::new(),
@@ -409,7 +411,8 @@ pub(super) fn queue(i: &SloInput<'_>) -> SloResult {
     let n = i.thresholds.queue_concurrency;
     let q = i.queue;
     let title = format!("No queueing at {} requests in flight", num(n));
-    let start = q.queueing_starts_at();
+    let first = q.queue_start();
+    let start = first.map(|s| s.at);
     let cap = q.admission_cap();
     let peak = q.peak_in_flight();
     let low = q.queued_at_or_below(n);
@@ -450,17 +453,38 @@ pub(super) fn queue(i: &SloInput<'_>) -> SloResult {
     let explanation = if !q.measured {
         "Running and waiting requests are not both exported, so requests in flight cannot be counted.".to_string()
     } else {
-        let seen = match (start, cap) {
+        let seen = match (first, cap) {
             (Some(s), Some(c)) => format!(
-                "Queueing was seen from {} requests in flight; at most {} ran at once while others waited (the admission cap: --max-num-seqs, or the KV cache when it fills first).",
-                num(s),
+                "Queueing was seen from {} requests in flight ({}); at most {} ran at once while others waited (the admission cap: --max-num-seqs, or the KV cache when it fills first).",
+                num(s.at),
+                s.evidence(i.thresholds.queue_negligible_ms),
                 num(c)
             ),
-            (Some(s), None) => format!("Queueing was seen from {} requests in flight.", num(s)),
+            (Some(s), None) => format!(
+                "Queueing was seen from {} requests in flight ({}).",
+                num(s.at),
+                s.evidence(i.thresholds.queue_negligible_ms)
+            ),
             _ => format!(
                 "Nothing queued; at most {} requests were in flight on a replica.",
                 peak.map_or("?".into(), num)
             ),
+        };
+        let isolated: Vec<f64> = q.isolated().map(|x| x.in_flight).collect();
+        let seen = if isolated.is_empty() {
+            seen
+        } else {
+            format!(
+                "{seen} {} below that ({} in flight) {} too few to say queueing starts there ({} are needed).",
+                plural(isolated.len(), "sighting", "sightings"),
+                isolated
+                    .iter()
+                    .map(|x| num(*x))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if isolated.len() == 1 { "is" } else { "are" },
+                crate::thresholds::QUEUEING_SEEN_TIMES
+            )
         };
         let verdict = match status {
             SloStatus::Pass => format!(
@@ -496,6 +520,7 @@ pub(super) fn queue(i: &SloInput<'_>) -> SloResult {
         bounds: None,
         admission_cap: cap,
         queueing_starts_at: start,
+        queueing_decided_by: first.map(|s| s.decided_by()),
         failing_windows: failing,
         cannot_tell_windows: Vec::new(),
         excluded_windows: excluded,
@@ -588,6 +613,7 @@ pub(super) fn errors(i: &SloInput<'_>) -> SloResult {
         }),
         admission_cap: None,
         queueing_starts_at: None,
+        queueing_decided_by: None,
         failing_windows: failing.iter().map(|&w| i.starts[w]).collect(),
         cannot_tell_windows: Vec::new(),
         excluded_windows: Vec::new(),
