@@ -5,7 +5,7 @@
 
 use vllm_lens_core::analysis::FindingId;
 use vllm_lens_core::analysis::model::{QualityKind, QueueingDecidedBy};
-use vllm_lens_core::analysis::{Settings, SloId};
+use vllm_lens_core::analysis::{PhaseKind, Settings, SloId};
 
 use crate::capacity::{Limited, limited};
 use crate::support::sample_report;
@@ -91,4 +91,37 @@ fn queueing_starts_from_sustained_waiting_or_the_cap() {
     let md = vllm_lens_core::render::markdown(&r);
     assert!(!md.contains("from 4 "), "{md}");
     assert!(md.contains("Requests queue from 9 in flight"), "{md}");
+}
+
+/// Class 3: a load level whose queue grows across it (saturated: about 4
+/// waiting at its start, 19 at its end) is an overload with its trend,
+/// never "steady".
+#[test]
+fn a_level_whose_queue_grows_is_an_overload() {
+    let r = sample_report("saturated", &Settings::default());
+    let p = r
+        .phases
+        .iter()
+        .find(|p| p.kind == PhaseKind::Overload)
+        .unwrap_or_else(|| panic!("an overload phase: {:#?}", r.phases));
+    let t = p.queue_trend.as_ref().expect("its trend");
+    let w = t.waiting.expect("waiting");
+    assert!(w.first < 5.0 && w.last > 15.0, "{w:?}");
+    assert!(
+        p.description
+            .starts_with("The queue grew across it (requests waiting 4 → 19"),
+        "{}",
+        p.description
+    );
+    for s in r.phases.iter().filter(|p| p.kind == PhaseKind::Steady) {
+        assert!(
+            !s.queue_trend
+                .as_ref()
+                .and_then(|t| t.waiting)
+                .is_some_and(|w| w.last - w.first >= 3.0),
+            "a steady phase whose queue grows: {s:#?}"
+        );
+    }
+    let md = vllm_lens_core::render::markdown(&r);
+    assert!(md.contains("overload: the queue grew across it"), "{md}");
 }

@@ -334,6 +334,30 @@ impl From<SloId> for Addresses {
     }
 }
 
+impl PhaseKind {
+    /// In words, for a phase's line.
+    pub fn words(self) -> &'static str {
+        match self {
+            PhaseKind::Steady => "steady",
+            PhaseKind::Ramp => "ramp",
+            PhaseKind::Overload => "overload",
+            PhaseKind::Restart => "restart",
+            PhaseKind::Down => "down",
+            PhaseKind::Burst => "error burst",
+            PhaseKind::Idle => "idle",
+            PhaseKind::Warmup => "warm-up",
+        }
+    }
+
+    /// A load level (steady, a ramp or an overload) rather than an event.
+    pub fn is_load(self) -> bool {
+        matches!(
+            self,
+            PhaseKind::Steady | PhaseKind::Ramp | PhaseKind::Overload
+        )
+    }
+}
+
 impl Addresses {
     /// The SLO, when it is one.
     pub fn slo(self) -> Option<SloId> {
@@ -350,6 +374,9 @@ string_enum! {
         Steady = "steady",
         /// Between two load levels.
         Ramp = "ramp",
+        /// A load level whose queue grows across it: more arrives than the
+        /// server serves.
+        Overload = "overload",
         /// The window in which a server restarted.
         Restart = "restart",
         /// A server could not be scraped.

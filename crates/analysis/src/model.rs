@@ -943,6 +943,29 @@ pub struct Phase {
     pub figures: Summary,
     /// Requests in flight (running + waiting), mean over the phase.
     pub in_flight_avg: Option<f64>,
+    /// Load levels (`steady`, `ramp`, `overload`): how the queue moved
+    /// across the phase; `null` for other kinds or without the gauges.
+    #[serde(default)]
+    pub queue_trend: Option<QueueTrend>,
+}
+
+/// How the queue moved across a phase: the mean over its first third of
+/// windows against the mean over its last third.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct QueueTrend {
+    /// Requests waiting (mean over the windows).
+    pub waiting: Option<FirstLast>,
+    /// Mean queue time, ms.
+    pub queue_ms: Option<FirstLast>,
+}
+
+/// A figure at the start and at the end of a stretch.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FirstLast {
+    /// At the start.
+    pub first: f64,
+    /// At the end.
+    pub last: f64,
 }
 
 /// What limits concurrency first.

@@ -108,6 +108,14 @@ pub const LOAD_STEP_SIGMAS: f64 = 3.0;
 /// A stretch at one load level at least this long is a plateau: a level
 /// shorter than that between two others is a stair of a ramp, ms.
 pub const PLATEAU_MS: i64 = 120_000;
+/// A load level is an overload when requests waiting grow across it by at
+/// least this many (mean of its last third of windows against its first)...
+pub const OVERLOAD_WAITING_RISE: f64 = 3.0;
+/// ...and to at least this factor of the start; or when the mean queue
+/// time grows by this factor and by at least [`OVERLOAD_QUEUE_RISE_MS`].
+pub const OVERLOAD_FACTOR: f64 = 2.0;
+/// See [`OVERLOAD_FACTOR`], ms.
+pub const OVERLOAD_QUEUE_RISE_MS: f64 = 1000.0;
 /// In-flight requests (mean) below which a window is idle.
 pub const IDLE_IN_FLIGHT: f64 = 0.5;
 

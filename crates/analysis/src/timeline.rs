@@ -226,7 +226,7 @@ pub(crate) fn timeline(ctx: &Ctx<'_>, q: &Query<'_>) -> Vec<TimelineEvent> {
     let mut previous: Option<&crate::model::Phase> = None;
     for p in ctx.phases {
         match p.kind {
-            PhaseKind::Steady | PhaseKind::Ramp => {
+            k if k.is_load() => {
                 if let (Some(prev), Some(now)) = (previous, p.in_flight_avg)
                     && let Some(before) = prev.in_flight_avg
                     && crate::phases::differs(before, now)

@@ -73,7 +73,7 @@ pub(crate) fn describe_phase(
             parts.extend(burst.iter().flat_map(|b| b.tests.iter()).map(burst_words));
         }
         PhaseKind::Warmup => parts.push("A new process's first minutes".into()),
-        PhaseKind::Steady | PhaseKind::Ramp => {}
+        PhaseKind::Steady | PhaseKind::Ramp | PhaseKind::Overload => {}
     }
     if let Some(x) = in_flight {
         let n = x.round();
@@ -93,10 +93,7 @@ pub(crate) fn describe_phase(
         };
         parts.push(format!("{} finished/min{up}", num(r.round())));
     }
-    if matches!(
-        kind,
-        PhaseKind::Steady | PhaseKind::Ramp | PhaseKind::Warmup
-    ) {
+    if kind.is_load() || kind == PhaseKind::Warmup {
         if let Some(b) = l.bounds.ttft_p95_ms {
             parts.push(format!(
                 "TTFT p95 {}",
@@ -675,15 +672,7 @@ fn narrative(ctx: &Ctx<'_>, timeline: &[TimelineEvent]) -> Vec<String> {
 }
 
 fn phase_line(p: &Phase) -> String {
-    let kind = match p.kind {
-        PhaseKind::Steady => "steady",
-        PhaseKind::Ramp => "ramp",
-        PhaseKind::Restart => "restart",
-        PhaseKind::Down => "down",
-        PhaseKind::Burst => "error burst",
-        PhaseKind::Idle => "idle",
-        PhaseKind::Warmup => "warm-up",
-    };
+    let kind = p.kind.words();
     // After the colon a sentence goes on in lower case (not "HTTP", "KV").
     let d = &p.description;
     let first_word = d.split(' ').next().unwrap_or_default();

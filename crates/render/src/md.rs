@@ -187,11 +187,12 @@ pub fn render(r: &Report) -> String {
             escape(&words::alerts_line(&r.alerts))
         );
     }
-    // Key figures: per steady phase when there are several.
+    // Key figures: per level phase (steady or overload) when there are
+    // several.
     let steady: Vec<&Phase> = r
         .phases
         .iter()
-        .filter(|p| p.kind == PhaseKind::Steady)
+        .filter(|p| matches!(p.kind, PhaseKind::Steady | PhaseKind::Overload))
         .collect();
     let columns: Vec<(String, Vec<String>)> = if steady.len() > 1 {
         steady

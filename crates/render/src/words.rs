@@ -5,7 +5,7 @@
 //! what a snippet would have done.
 
 use vllm_lens_analysis::model::{
-    Confidence, Phase, PhaseKind, Report, SloId, SloResult, SloStatus, Snippet, VerdictStatus,
+    Confidence, Phase, Report, SloId, SloResult, SloStatus, Snippet, VerdictStatus,
 };
 use vllm_lens_analysis::text::{bucket_text, ms_text, num};
 
@@ -176,15 +176,7 @@ pub fn hhmm(ms: i64) -> String {
 
 /// A phase's kind in words.
 pub fn phase_kind(p: &Phase) -> &'static str {
-    match p.kind {
-        PhaseKind::Steady => "steady",
-        PhaseKind::Ramp => "ramp",
-        PhaseKind::Restart => "restart",
-        PhaseKind::Down => "down",
-        PhaseKind::Burst => "error burst",
-        PhaseKind::Idle => "idle",
-        PhaseKind::Warmup => "warm-up",
-    }
+    p.kind.words()
 }
 
 /// `14:00–14:05 steady`

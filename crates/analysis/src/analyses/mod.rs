@@ -259,13 +259,13 @@ impl Ctx<'_> {
         )
     }
 
-    /// The steady phases, when the capture has more than one: headline
-    /// figures are then given per phase.
+    /// The level phases (steady or overload), when the capture has more
+    /// than one: headline figures are then given per phase.
     pub fn steady_phases(&self) -> Vec<&Phase> {
         let steady: Vec<&Phase> = self
             .phases
             .iter()
-            .filter(|p| p.kind == PhaseKind::Steady)
+            .filter(|p| matches!(p.kind, PhaseKind::Steady | PhaseKind::Overload))
             .collect();
         if steady.len() > 1 { steady } else { Vec::new() }
     }

@@ -22,6 +22,7 @@ use crate::scopes::Fleet;
 use crate::thresholds::{IDLE_IN_FLIGHT, LOAD_STEP_FACTOR, LOAD_STEP_SIGMAS};
 
 mod levels;
+mod trend;
 use crate::{queue, rows, verdict};
 
 /// What the segmentation reads per window.
@@ -305,15 +306,35 @@ pub(crate) fn build(i: &PhaseInput<'_>) -> (Vec<Phase>, Vec<usize>) {
                 .bursts
                 .iter()
                 .find(|x| x.start < seg.end && x.end > seg.start);
+            let queue_trend = seg
+                .kind
+                .is_load()
+                .then(|| trend::queue_trend(&i.fleet_windows[seg.start..seg.end]))
+                .flatten();
+            // A level whose queue grows is an overload, not a steady state.
+            let kind = match &queue_trend {
+                Some(t) if trend::grows(t) => PhaseKind::Overload,
+                _ => seg.kind,
+            };
+            let mut description =
+                verdict::describe_phase(kind, &figures, in_flight, &here, burst, i.settings);
+            if kind == PhaseKind::Overload
+                && let Some(t) = &queue_trend
+            {
+                description = format!(
+                    "The queue grew across it ({}): more arrived than the server served; {}",
+                    trend::words(t),
+                    description
+                );
+            }
             Phase {
                 start_ms: a,
                 end_ms: b,
-                kind: seg.kind,
-                description: verdict::describe_phase(
-                    seg.kind, &figures, in_flight, &here, burst, i.settings,
-                ),
+                kind,
+                description,
                 figures,
                 in_flight_avg: in_flight.map(round),
+                queue_trend,
             }
         })
         .collect();
