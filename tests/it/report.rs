@@ -726,6 +726,7 @@ fn schema_doc_names_every_id_and_only_real_ones() {
             || PhaseKind::parse(id).is_some()
             || TimelineKind::parse(id).is_some()
             || QualityKind::parse(id).is_some()
+            || vllm_lens_core::analysis::ids::GpuFaultKind::parse(id).is_some()
     };
     let unknown: Vec<&&str> = listed.iter().filter(|id| !exists(id)).collect();
     assert!(
@@ -740,6 +741,11 @@ fn schema_doc_names_every_id_and_only_real_ones() {
     missing.extend(PhaseKind::ALL.iter().map(|x| x.as_str()));
     missing.extend(TimelineKind::ALL.iter().map(|x| x.as_str()));
     missing.extend(QualityKind::ALL.iter().map(|x| x.as_str()));
+    missing.extend(
+        vllm_lens_core::analysis::ids::GpuFaultKind::ALL
+            .iter()
+            .map(|x| x.as_str()),
+    );
     missing.retain(|id| !listed.contains(id));
     assert!(
         missing.is_empty(),

@@ -125,3 +125,197 @@ fn a_level_whose_queue_grows_is_an_overload() {
     let md = vllm_lens_core::render::markdown(&r);
     assert!(md.contains("overload: the queue grew across it"), "{md}");
 }
+
+/// The healthy ramp sample (one A10G, 40 DCGM scrapes 15 s apart) with
+/// lines added to GPU 0's scrapes: `extra(labels, i)` for the i-th scrape,
+/// `labels` the GPU's own label set.
+fn ramp_with_dcgm(extra: fn(&str, usize) -> String) -> vllm_lens_core::analysis::model::Report {
+    use std::io::Read;
+    let bytes =
+        std::fs::read(crate::support::root().join("samples/a10g-qwen3b-ramp.zip")).expect("sample");
+    let mut z = zip::ZipArchive::new(std::io::Cursor::new(bytes)).expect("zip");
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    for i in 0..z.len() {
+        let mut f = z.by_index(i).expect("entry");
+        let mut b = Vec::new();
+        f.read_to_end(&mut b).expect("read");
+        files.push((f.name().expect("name").to_string(), b));
+    }
+    let mut dcgm: Vec<usize> = (0..files.len())
+        .filter(|&i| files[i].0.contains("/dcgm-0/"))
+        .collect();
+    dcgm.sort_by(|a, b| files[*a].0.cmp(&files[*b].0));
+    assert_eq!(dcgm.len(), 40);
+    for (n, &i) in dcgm.iter().enumerate() {
+        let text = String::from_utf8(files[i].1.clone()).expect("utf-8");
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("DCGM_FI_DEV_SM_CLOCK{"))
+            .expect("an SM clock line");
+        let labels = &line[line.find('{').expect("{") + 1..line.find('}').expect("}")];
+        files[i].1 = format!("{text}{}", extra(labels, n)).into_bytes();
+    }
+    let bundle = crate::support::zip(&files, true);
+    vllm_lens_core::analysis::analyse(
+        &crate::support::load_bytes("gpu-fault.zip", &bundle),
+        &vllm_lens_core::analysis::BundleMeta::default(),
+        &Settings::default(),
+    )
+    .expect("report")
+}
+
+/// The time of GPU 0's n-th DCGM scrape in the ramp sample.
+fn dcgm_scrape_ms(r: &vllm_lens_core::analysis::model::Report, n: usize) -> i64 {
+    // The sample's DCGM scrapes are 15 s apart from 14:00:00.160.
+    r.bundle.start_ms.expect("start") / 1000 * 1000 + 160 + 15_000 * n as i64
+}
+
+/// Class 4: a GPU that reports XID 79 from its 21st scrape, two double-bit
+/// ECC errors from its 26th and hw_thermal in four scrapes (beside the
+/// software power cap, which is normal) puts a healthy capture at risk;
+/// one recommendation names the GPU, each fault, its time and metric.
+#[test]
+fn a_gpu_fault_puts_the_verdict_at_risk_and_names_the_gpu() {
+    use vllm_lens_core::analysis::ids::GpuFaultKind;
+    use vllm_lens_core::analysis::model::{Severity, VerdictStatus};
+    use vllm_lens_core::analysis::{RecId, TimelineKind};
+    let r = ramp_with_dcgm(|labels, n| {
+        let mut s = String::new();
+        if n >= 20 {
+            s.push_str(&format!(
+                "# TYPE DCGM_FI_DEV_XID_ERRORS gauge\nDCGM_FI_DEV_XID_ERRORS{{{labels},err_code=\"79\",err_msg=\"GPU has fallen off the bus\"}} 79\n"
+            ));
+        }
+        s.push_str(&format!(
+            "# TYPE DCGM_FI_DEV_ECC_DBE_VOL_TOTAL counter\nDCGM_FI_DEV_ECC_DBE_VOL_TOTAL{{{labels}}} {}\n",
+            if n >= 25 { 2 } else { 0 }
+        ));
+        s.push_str(&format!(
+            "# TYPE DCGM_FI_DEV_CLOCKS_EVENT_REASONS gauge\nDCGM_FI_DEV_CLOCKS_EVENT_REASONS{{{labels}}} {}\n",
+            if (30..34).contains(&n) { 0x44 } else { 0x4 }
+        ));
+        s
+    });
+    let gpu = "GPU 0 (NVIDIA A10G) on ip-10-0-1-195.ec2.internal";
+    let kinds: Vec<GpuFaultKind> = r.gpu_faults.iter().map(|f| f.kind).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            GpuFaultKind::Xid,
+            GpuFaultKind::EccDoubleBit,
+            GpuFaultKind::ClocksHeld
+        ],
+        "{:#?}",
+        r.gpu_faults
+    );
+    let (xid, ecc, clocks) = (&r.gpu_faults[0], &r.gpu_faults[1], &r.gpu_faults[2]);
+    assert_eq!(xid.name, gpu);
+    assert_eq!(xid.value, 79.0);
+    assert_eq!(
+        xid.seen_ms,
+        dcgm_scrape_ms(&r, 20),
+        "the scrape that showed it"
+    );
+    assert!(!xid.before_capture);
+    assert_eq!(
+        (xid.scrapes, xid.of),
+        (20, 20),
+        "the series appears with the XID"
+    );
+    assert_eq!((ecc.value, ecc.new), (2.0, Some(2.0)));
+    assert_eq!(ecc.seen_ms, dcgm_scrape_ms(&r, 25));
+    assert_eq!(clocks.detail, "clocks held down by hw_thermal");
+    assert_eq!(
+        clocks.value, 64.0,
+        "the fault bits only: sw_power_cap is not one"
+    );
+    assert_eq!((clocks.scrapes, clocks.of), (4, 40));
+
+    let at = |n| vllm_lens_core::analysis::time::hhmm(dcgm_scrape_ms(&r, n));
+    assert_eq!(
+        r.verdict.status,
+        VerdictStatus::AtRisk,
+        "{}",
+        r.verdict.headline
+    );
+    let xid_words = format!(
+        "{gpu} reported XID 79 (GPU has fallen off the bus) from {}, counts 2 double-bit ECC errors (all during the capture) and had its clocks held down by hw_thermal in 4 of 40 scrapes from {} (DCGM_FI_DEV_XID_ERRORS, DCGM_FI_DEV_ECC_DBE_VOL_TOTAL, DCGM_FI_DEV_CLOCKS_EVENT_REASONS)",
+        at(20),
+        at(30)
+    );
+    assert_eq!(
+        r.verdict.headline,
+        format!("At risk: no objective fails, but {xid_words}.")
+    );
+    for id in [
+        FindingId::HardwareXid,
+        FindingId::HardwareMemoryErrors,
+        FindingId::HardwareClocksHeld,
+    ] {
+        let f = r
+            .analyses
+            .iter()
+            .flat_map(|a| a.findings.iter())
+            .find(|f| f.id == id)
+            .unwrap_or_else(|| panic!("{id} fired"));
+        assert_eq!(f.severity, Severity::Fail);
+        assert!(f.title.starts_with(gpu), "{}", f.title);
+    }
+    let rec = r
+        .recommendations
+        .iter()
+        .find(|x| x.id == RecId::InvestigateGpuFault)
+        .expect("the GPU is diagnosed");
+    assert_eq!(
+        rec.title,
+        format!("Diagnose {gpu}: it reported a hardware fault")
+    );
+    assert!(
+        rec.action
+            .contains("look XID 79 up in NVIDIA's XID catalogue"),
+        "{}",
+        rec.action
+    );
+    assert!(rec.action.contains("dcgmi diag -r 3"), "{}", rec.action);
+    assert_eq!(rec.rationale, format!("{xid_words}."));
+    assert!(
+        rec.action.contains("PERFORMANCE,TEMPERATURE,POWER"),
+        "{}",
+        rec.action
+    );
+    assert_eq!(rec.evidence.len(), 3);
+    let event = r
+        .timeline
+        .iter()
+        .find(|e| e.kind == TimelineKind::Xid)
+        .expect("an XID event");
+    assert_eq!(event.time_ms, xid.seen_ms, "the time of its evidence");
+    assert!(
+        r.timeline
+            .iter()
+            .any(|e| e.kind == TimelineKind::GpuFault && e.time_ms == ecc.seen_ms)
+    );
+}
+
+/// What is not a fault: idle and the software power cap among the clock
+/// reasons, a last XID of 0, no remapped rows and no failed remap.
+#[test]
+fn normal_clock_reasons_and_zero_counts_are_not_faults() {
+    use vllm_lens_core::analysis::model::VerdictStatus;
+    let r = ramp_with_dcgm(|labels, n| {
+        format!(
+            "DCGM_FI_DEV_XID_ERRORS{{{labels}}} 0\n\
+             DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS{{{labels}}} 0\n\
+             DCGM_FI_DEV_ROW_REMAP_FAILURE{{{labels}}} 0\n\
+             DCGM_FI_DEV_CLOCK_THROTTLE_REASONS{{{labels}}} {}\n",
+            if n % 2 == 0 { 0x1 } else { 0x4 | 0x2 }
+        )
+    });
+    assert!(r.gpu_faults.is_empty(), "{:#?}", r.gpu_faults);
+    assert_eq!(
+        r.verdict.status,
+        VerdictStatus::Healthy,
+        "{}",
+        r.verdict.headline
+    );
+}

@@ -215,6 +215,11 @@ string_enum! {
         HardwareUtilIsResidency = "hardware.util_is_residency",
         /// XID errors.
         HardwareXid = "hardware.xid",
+        /// Uncorrectable memory errors: double-bit ECC, rows remapped after
+        /// them, a failed remap.
+        HardwareMemoryErrors = "hardware.memory_errors",
+        /// Clocks held down by a thermal or hardware reason.
+        HardwareClocksHeld = "hardware.clocks_held",
         /// Tokens per joule.
         MemoryEnergy = "memory.energy",
         /// No energy or power data.
@@ -251,6 +256,9 @@ string_enum! {
         SetAutoscalingTrigger = "set_autoscaling_trigger",
         /// Find why the server restarted.
         InvestigateRestart = "investigate_restart",
+        /// Take a GPU that reported a hardware fault out of service and
+        /// diagnose it.
+        InvestigateGpuFault = "investigate_gpu_fault",
         /// Read the logs of an error burst.
         InvestigateErrorBurst = "investigate_error_burst",
         /// The API server adds time before the engine.
@@ -411,10 +419,30 @@ string_enum! {
         ShapeChange = "shape_change",
         /// A GPU reported an XID.
         Xid = "xid",
+        /// A GPU reported another hardware fault (memory errors, clocks
+        /// held down).
+        GpuFault = "gpu_fault",
         /// The load moved to another level.
         LoadStep = "load_step",
         /// Errors or aborts burst.
         ErrorBurst = "error_burst",
+    }
+}
+
+string_enum! {
+    /// A hardware fault a GPU reported.
+    pub enum GpuFaultKind {
+        /// An XID (`DCGM_FI_DEV_XID_ERRORS`, the last code).
+        Xid = "xid",
+        /// Double-bit (uncorrectable) ECC errors.
+        EccDoubleBit = "ecc_double_bit",
+        /// Rows remapped after uncorrectable errors.
+        UncorrectableRemappedRows = "uncorrectable_remapped_rows",
+        /// Remapping a row failed.
+        RowRemapFailure = "row_remap_failure",
+        /// Clocks held down by hw_slowdown, sw_thermal, hw_thermal or
+        /// hw_power_brake.
+        ClocksHeld = "clocks_held",
     }
 }
 

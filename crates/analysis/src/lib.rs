@@ -43,6 +43,7 @@ pub mod compare;
 pub(crate) mod config;
 mod deployment;
 pub(crate) mod events;
+pub(crate) mod faults;
 pub mod hw;
 pub mod ids;
 mod inputs;
@@ -192,6 +193,7 @@ pub fn analyse(
     });
 
     // 7–9. The analyses, the rules, the timeline, quality and verdict.
+    let gpu_faults = faults::faults(&q, &cat);
     let ctx = Ctx {
         settings,
         capacity: &capacity,
@@ -203,6 +205,7 @@ pub fn analyse(
         queue: &queue_report,
         restarts: &restarts,
         bursts: &bursts,
+        faults: &gpu_faults,
         hists: &fleet_all.hists,
         replicas: replicas.len(),
         engine_v1: cat.era.engine == Engine::V1,
@@ -255,6 +258,7 @@ pub fn analyse(
         withheld,
         alerts,
         timeline,
+        gpu_faults,
         data_quality,
     })
 }

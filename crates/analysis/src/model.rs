@@ -60,6 +60,11 @@ pub struct Report {
     pub alerts: Vec<Snippet>,
     /// The moments that matter, in time order.
     pub timeline: Vec<TimelineEvent>,
+    /// Hardware faults the GPUs reported (XIDs, uncorrectable memory
+    /// errors, clocks held down by heat or a hardware signal), per GPU and
+    /// kind; empty when none did. Each one puts the verdict at risk.
+    #[serde(default)]
+    pub gpu_faults: Vec<GpuFault>,
     /// What the figures rest on and what is missing.
     pub data_quality: DataQuality,
 }
@@ -832,6 +837,39 @@ pub struct TimelineEvent {
     pub description: String,
     /// The figures.
     pub evidence: Vec<Evidence>,
+}
+
+/// A hardware fault one GPU reported ([`Report::gpu_faults`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GpuFault {
+    /// The GPU's key (`host/UUID`, as in the catalogue's GPUs).
+    pub gpu: String,
+    /// The GPU in words: "GPU 0 (NVIDIA A10G) on ip-10-0-1-23".
+    pub name: String,
+    /// `xid`, `ecc_double_bit`, `uncorrectable_remapped_rows`,
+    /// `row_remap_failure`, `clocks_held`.
+    pub kind: crate::ids::GpuFaultKind,
+    /// The value that shows it: the XID code, the error or row count at
+    /// the last scrape, 1 for a failed remap, the bitmask's fault bits
+    /// seen (ORed).
+    pub value: f64,
+    /// The increase over the capture, for counts (errors or rows that
+    /// appeared while it ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new: Option<f64>,
+    /// When it was first seen: the time of the scrape that showed it (ms).
+    pub seen_ms: i64,
+    /// True when the first scrape of the series already showed it: it
+    /// began before the capture.
+    pub before_capture: bool,
+    /// Scrapes that showed it, and the series' scrapes.
+    pub scrapes: u32,
+    /// The series' scrapes.
+    pub of: u32,
+    /// What it is: "XID 79 (GPU has fallen off the bus)", "hw_thermal".
+    pub detail: String,
+    /// The metric read.
+    pub metric: String,
 }
 
 /// A signal's resolution, for the reader.

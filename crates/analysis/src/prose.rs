@@ -203,6 +203,14 @@ pub(crate) fn finding(id: FindingId) -> FindingText {
             "DCGM_FI_DEV_XID_ERRORS holds the last XID code the driver raised: hardware faults, driver resets, out-of-memory faults in kernels. The code is an identifier, not a count.",
             "Look the code up in NVIDIA's XID catalogue and check the node's kernel log.",
         ),
+        F::HardwareMemoryErrors => t(
+            "A double-bit ECC error is a memory error the GPU could not correct: the data it hit was wrong, and the process using it is usually stopped. GPUs with row remapping (A100, H100 and later) replace the row that failed at their next reset; a failed remap means the row could not be replaced. These counts last until the driver reloads (ECC volatile) or for the board's life (remapped rows).",
+            "Drain the GPU, reset it to apply pending remaps, and run NVIDIA's diagnostic on it before it serves again.",
+        ),
+        F::HardwareClocksHeld => t(
+            "DCGM_FI_DEV_CLOCKS_EVENT_REASONS says why the clocks run below their maximum. Idle (0x1) and the software power cap (0x4) are normal operation; sw_thermal (0x20) and hw_thermal (0x40) are heat, hw_slowdown (0x8) and hw_power_brake (0x80) are signals from the board or the system's power supply. The GPU then runs slower than it can, and every latency with it.",
+            "Check the node's cooling and power supply.",
+        ),
         F::MemoryEnergy => t(
             "Generated tokens per joule (from the GPU's energy counter) and per watt of mean power: the energy cost of the work, comparable before and after a change. Batching more requests per step usually raises it, since power barely moves with load on a busy GPU.",
             "",
@@ -306,6 +314,12 @@ pub(crate) fn rec(id: RecId) -> RecText {
             "{replica} restarted {times} during the capture: unreachable for up to {down}, losing {lost}.",
             "Find what stopped the old process after its last scrape at {last} (the new one started at {time}): on Kubernetes, the pod's last state (kubectl describe pod: OOMKilled, liveness probe, eviction) and the previous container's log (kubectl logs --previous); on a host, the kernel log for the OOM killer (dmesg) and the service's journal. With one replica, new requests fail for as long as it is down: a second replica behind the load balancer keeps serving them (the requests in flight on the stopped one still fail unless clients retry).",
             "A planned rollout also restarts the server; then the lost requests are the cost of the rollout strategy.",
+        ),
+        R::InvestigateGpuFault => r(
+            "Diagnose {gpu}: it reported a hardware fault",
+            "{what}.",
+            "{how}",
+            "{caveat}",
         ),
         R::InvestigateErrorBurst => r(
             "Find what caused the burst of errors",

@@ -257,11 +257,18 @@ fn signals(loaded: &Loaded, cat: &Catalogue, notes: &mut Vec<QualityNote>) {
             if cpu && r.source == Source::Dcgm {
                 continue;
             }
-            // Absent by design: no XID so far; the V0 lifetime gauge where
-            // the windowed counters exist.
-            let expected_absent = *s == Signal::Xid
-                || (*s == Signal::PrefixHitRateLifetime
-                    && cat.get(Signal::PrefixHits).status != Status::Missing);
+            // Absent by design: no XID so far, fault fields where the GPU
+            // or the field list has none; the V0 lifetime gauge where the
+            // windowed counters exist.
+            let expected_absent = matches!(
+                s,
+                Signal::Xid
+                    | Signal::EccDbe
+                    | Signal::UncorrectableRemappedRows
+                    | Signal::RowRemapFailure
+                    | Signal::ClockEventReasons
+            ) || (*s == Signal::PrefixHitRateLifetime
+                && cat.get(Signal::PrefixHits).status != Status::Missing);
             if r.status == Status::Missing && !expected_absent {
                 notes.push(note(
                     QualityKind::MissingMetric,

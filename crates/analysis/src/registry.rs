@@ -442,6 +442,10 @@ pub static STEPS: [StepDef; 6] = [
             Signal::GpuTemp,
             Signal::SmClock,
             Signal::Xid,
+            Signal::EccDbe,
+            Signal::UncorrectableRemappedRows,
+            Signal::RowRemapFailure,
+            Signal::ClockEventReasons,
         ],
         findings: &[
             FindingId::HardwareDcgmMissing,
@@ -454,6 +458,8 @@ pub static STEPS: [StepDef; 6] = [
             FindingId::HardwareUtilIsResidency,
             FindingId::HardwareHot,
             FindingId::HardwareXid,
+            FindingId::HardwareMemoryErrors,
+            FindingId::HardwareClocksHeld,
         ],
         run: analyses::hardware::findings,
         charts: &[

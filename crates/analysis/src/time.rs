@@ -3,3 +3,10 @@
 //! durations for humans.
 
 pub use vllm_lens_store::time::{civil_from_days, format_duration, format_rfc3339};
+
+/// "14:05" (UTC) for a time in ms.
+pub fn hhmm(ms: i64) -> String {
+    let t = format_rfc3339(ms);
+    // 2026-11-16T14:05:00Z → 14:05
+    t.get(11..16).unwrap_or(&t).to_string()
+}

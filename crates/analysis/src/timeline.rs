@@ -276,24 +276,28 @@ pub(crate) fn timeline(ctx: &Ctx<'_>, q: &Query<'_>) -> Vec<TimelineEvent> {
             &[Signal::GenerationTokens, Signal::PromptTokens],
         ));
     }
-    for (key, windows) in q.gauge_series(Signal::Xid) {
-        if let Some((w, stats)) = windows
-            .iter()
-            .enumerate()
-            .find_map(|(w, s)| s.filter(|s| s.max > 0.0).map(|s| (w, s)))
-        {
-            out.push(event(
-                ctx,
-                q.grid().bounds(w).0,
-                K::Xid,
-                Scope::Replica(key.clone()),
-                format!("GPU {key} reported XID {}", stats.last),
-                "XID code",
-                Some(stats.last),
-                "",
-                &[Signal::Xid],
-            ));
-        }
+    // Hardware faults at the scrape that first showed them.
+    for f in ctx.faults {
+        let (kind, signal) = match f.kind {
+            crate::ids::GpuFaultKind::Xid => (K::Xid, Signal::Xid),
+            crate::ids::GpuFaultKind::EccDoubleBit => (K::GpuFault, Signal::EccDbe),
+            crate::ids::GpuFaultKind::UncorrectableRemappedRows => {
+                (K::GpuFault, Signal::UncorrectableRemappedRows)
+            }
+            crate::ids::GpuFaultKind::RowRemapFailure => (K::GpuFault, Signal::RowRemapFailure),
+            crate::ids::GpuFaultKind::ClocksHeld => (K::GpuFault, Signal::ClockEventReasons),
+        };
+        out.push(event(
+            ctx,
+            f.seen_ms,
+            kind,
+            Scope::Replica(f.gpu.clone()),
+            crate::faults::words(f),
+            &f.detail,
+            Some(f.value),
+            "",
+            &[signal],
+        ));
     }
     out.sort_by(|a, b| a.time_ms.cmp(&b.time_ms).then_with(|| a.kind.cmp(&b.kind)));
     out

@@ -3,9 +3,9 @@
 //! description.
 //!
 //! - **failing**: an objective fails (proven by the data).
-//! - **at risk**: none fails, but one cannot be told, a p99 stalls, a
-//!   server restarted, errors burst, or the proven headroom on an objective
-//!   is under 20 %.
+//! - **at risk**: none fails, but one cannot be told, a GPU reported a
+//!   hardware fault, a p99 stalls, a server restarted, errors burst, or the
+//!   proven headroom on an objective is under 20 %.
 //! - **healthy**: neither. The report then says so first, with where the
 //!   capacity ends, and that nothing needs to change.
 
@@ -22,11 +22,7 @@ use crate::text::{bucket_text, ms_text, num, plural};
 use crate::thresholds::AT_RISK_HEADROOM;
 use vllm_lens_catalog::Signal;
 
-fn hhmm(ms: i64) -> String {
-    let t = crate::time::format_rfc3339(ms);
-    // 2026-11-16T14:05:00Z → 14:05
-    t.get(11..16).unwrap_or(&t).to_string()
-}
+use crate::time::hhmm;
 
 /// "14:00–14:05"
 fn span(a: i64, b: i64) -> String {
@@ -417,6 +413,8 @@ pub(crate) fn verdict(
             _ => {}
         }
     }
+    // A GPU that reported a fault is a risk whatever the objectives say.
+    risks.extend(crate::faults::per_gpu(ctx.faults));
     let l = &ctx.summary.latency;
     for (id, what, b, objective) in [
         (

@@ -67,6 +67,10 @@ pub enum Signal {
     PcieRx,
     NvlinkBandwidth,
     Xid,
+    EccDbe,
+    UncorrectableRemappedRows,
+    RowRemapFailure,
+    ClockEventReasons,
 }
 
 /// Who exposes a signal.
@@ -145,6 +149,8 @@ pub enum Unit {
     UnixSeconds,
     /// A code.
     Code,
+    /// A bitmask of flags.
+    Bitmask,
 }
 
 impl Unit {
@@ -1140,6 +1146,80 @@ pub const SIGNALS: &[SignalInfo] = &[
             "all",
             "the last XID code, not a count; absent until one occurs",
         )],
+    ),
+    s(
+        Signal::EccDbe,
+        "ecc_dbe",
+        "Double-bit ECC errors",
+        S::Dcgm,
+        A::None,
+        &[
+            cn(
+                "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
+                K::Counter,
+                U::Count,
+                "custom field list",
+                "uncorrectable (double-bit) errors since the driver loaded; read point by point",
+            ),
+            sub(
+                "DCGM_FI_DEV_ECC_DBE_AGG_TOTAL",
+                K::Counter,
+                U::Count,
+                "custom field list",
+                "the board's lifetime count, where the volatile one is not exported",
+            ),
+        ],
+    ),
+    s(
+        Signal::UncorrectableRemappedRows,
+        "uncorrectable_remapped_rows",
+        "Rows remapped after uncorrectable errors",
+        S::Dcgm,
+        A::None,
+        &[cn(
+            "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+            K::Counter,
+            U::Count,
+            "HBM GPUs (A100, H100, …)",
+            "a count over the board's life; absent where unsupported (GDDR boards, vGPU)",
+        )],
+    ),
+    s(
+        Signal::RowRemapFailure,
+        "row_remap_failure",
+        "Row remapping failed",
+        S::Dcgm,
+        A::None,
+        &[cn(
+            "DCGM_FI_DEV_ROW_REMAP_FAILURE",
+            K::Code,
+            U::Code,
+            "HBM GPUs (A100, H100, …)",
+            "1 when remapping a row failed, else 0",
+        )],
+    ),
+    s(
+        Signal::ClockEventReasons,
+        "clock_event_reasons",
+        "Why the clocks are held down",
+        S::Dcgm,
+        A::None,
+        &[
+            cn(
+                "DCGM_FI_DEV_CLOCKS_EVENT_REASONS",
+                K::Code,
+                U::Bitmask,
+                "custom field list",
+                "a bitmask: 0x8 hw_slowdown, 0x20 sw_thermal, 0x40 hw_thermal, 0x80 hw_power_brake are faults; 0x1 idle, 0x4 sw_power_cap are not",
+            ),
+            cn(
+                "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS",
+                K::Code,
+                U::Bitmask,
+                "older exporters",
+                "the same bitmask under its old name",
+            ),
+        ],
     ),
 ];
 

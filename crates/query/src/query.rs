@@ -727,6 +727,36 @@ impl<'a> Query<'a> {
         out
     }
 
+    /// Every point of each series of a signal, keyed as
+    /// [`Query::gauge_series`]: codes, bitmasks and fault counts are read
+    /// point by point (the time each value was seen), never averaged or
+    /// rated.
+    pub fn points(&self, signal: Signal) -> Vec<Points<'a>> {
+        let r = self.catalogue.get(signal);
+        r.series()
+            .map(|sid| {
+                let s = self.store.series(sid);
+                Points {
+                    key: self.unit_key(sid, r.source),
+                    sid,
+                    times: s.times(),
+                    values: s.values(),
+                    target_first_ms: self
+                        .store
+                        .target(s.target())
+                        .sample_times()
+                        .first()
+                        .copied(),
+                }
+            })
+            .collect()
+    }
+
+    /// A label of a series (`err_msg` on an XID series).
+    pub fn label(&self, sid: SeriesId, name: &str) -> Option<&'a str> {
+        self.store.label(sid, name)
+    }
+
     /// A gauge signal combined over its series: summed for counts (running,
     /// waiting, MiB, watts), averaged for fractions and percentages.
     /// `None` when the signal is missing, and for codes and timestamps (the
@@ -754,6 +784,22 @@ impl<'a> Query<'a> {
         }
         Some(combine(&series, how, self.grid.count))
     }
+}
+
+/// One series' points ([`Query::points`]).
+#[derive(Debug, Clone)]
+pub struct Points<'a> {
+    /// The GPU (DCGM) or target (others).
+    pub key: String,
+    /// The series.
+    pub sid: SeriesId,
+    /// When each value was seen (ms).
+    pub times: &'a [i64],
+    /// The values.
+    pub values: &'a [f64],
+    /// The first scrape of the series' target: a series that begins
+    /// later appeared during the capture.
+    pub target_first_ms: Option<i64>,
 }
 
 /// Reads an `le` label (`"0.5"`, `"1e+06"`, `"+Inf"`).

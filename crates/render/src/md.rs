@@ -336,6 +336,7 @@ pub fn render(r: &Report) -> String {
                     | TimelineKind::KvAbove90
                     | TimelineKind::ScrapeGap
                     | TimelineKind::Xid
+                    | TimelineKind::GpuFault
             )
         })
         .collect();

@@ -231,14 +231,77 @@ pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
             &[],
         ));
     }
-    if ctx.has(Signal::Xid) {
-        out.push(finding(
-            F::HardwareXid,
-            Severity::Fail,
-            "The GPU reported XID errors".into(),
-            vec![ctx.ev("XID series present", None, "", &[Signal::Xid])],
-            &[],
-        ));
+    out.extend(faults(ctx));
+    out
+}
+
+/// One finding per kind of fault (XIDs, uncorrectable memory errors,
+/// clocks held down), each naming every GPU that reported it, when and
+/// from which metric.
+fn faults(ctx: &Ctx<'_>) -> Vec<Finding> {
+    use crate::ids::GpuFaultKind as K;
+    let mut out = Vec::new();
+    for (id, kinds) in [
+        (F::HardwareXid, &[K::Xid][..]),
+        (
+            F::HardwareMemoryErrors,
+            &[
+                K::EccDoubleBit,
+                K::UncorrectableRemappedRows,
+                K::RowRemapFailure,
+            ][..],
+        ),
+        (F::HardwareClocksHeld, &[K::ClocksHeld][..]),
+    ] {
+        let these: Vec<&crate::model::GpuFault> = ctx
+            .faults
+            .iter()
+            .filter(|f| kinds.contains(&f.kind))
+            .collect();
+        if these.is_empty() {
+            continue;
+        }
+        let title = these
+            .iter()
+            .map(|f| crate::faults::words(f))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let evidence = these
+            .iter()
+            .map(|f| {
+                let signal = match f.kind {
+                    K::Xid => Signal::Xid,
+                    K::EccDoubleBit => Signal::EccDbe,
+                    K::UncorrectableRemappedRows => Signal::UncorrectableRemappedRows,
+                    K::RowRemapFailure => Signal::RowRemapFailure,
+                    K::ClocksHeld => Signal::ClockEventReasons,
+                };
+                let (label, unit) = match f.kind {
+                    K::Xid => ("XID code", ""),
+                    K::EccDoubleBit => ("double-bit ECC errors", "errors"),
+                    K::UncorrectableRemappedRows => ("rows remapped (uncorrectable)", "rows"),
+                    K::RowRemapFailure => ("row remap failure", ""),
+                    K::ClocksHeld => ("scrapes with clocks held down", "scrapes"),
+                };
+                let value = if f.kind == K::ClocksHeld {
+                    f64::from(f.scrapes)
+                } else {
+                    f.value
+                };
+                ctx.ev_at(
+                    &format!(
+                        "{label} on {}, first seen at {}",
+                        f.name,
+                        crate::time::format_rfc3339(f.seen_ms)
+                    ),
+                    Some(value),
+                    unit,
+                    &[signal],
+                    ctx.window_of(f.seen_ms).into_iter().collect(),
+                )
+            })
+            .collect();
+        out.push(finding(id, Severity::Fail, title, evidence, &[]));
     }
     out
 }

@@ -113,6 +113,8 @@ pub(crate) struct Ctx<'a> {
     pub restarts: &'a [RestartInfo],
     /// Error bursts (runs of windows, with their tests).
     pub bursts: &'a [crate::bursts::Burst],
+    /// Hardware faults the GPUs reported.
+    pub faults: &'a [crate::model::GpuFault],
     /// The fleet's histograms over the whole capture.
     pub hists: &'a BTreeMap<Signal, HistWindow>,
     pub replicas: usize,
@@ -202,6 +204,14 @@ impl Ctx<'_> {
             windows,
             ..self.ev(label, value, unit, signals)
         }
+    }
+
+    /// The start of the window holding time `ms`, if any.
+    pub fn window_of(&self, ms: i64) -> Option<i64> {
+        self.windows
+            .iter()
+            .rfind(|w| w.start_ms <= ms && ms < w.end_ms)
+            .map(|w| w.start_ms)
     }
 
     /// The end of window `w`, ms.

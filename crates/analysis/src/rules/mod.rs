@@ -33,6 +33,7 @@ use crate::snippets::Checker;
 use crate::thresholds::*;
 
 mod capacity;
+mod hardware;
 mod latency;
 mod outcomes;
 mod prefix;
@@ -59,6 +60,7 @@ pub static RULES: &[Rule] = &[
     capacity::TUNE_PREEMPTIONS,
     capacity::ADD_REPLICAS,
     capacity::AUTOSCALE,
+    hardware::INVESTIGATE_GPU_FAULT,
     outcomes::INVESTIGATE_RESTART,
     outcomes::INVESTIGATE_ERROR_BURST,
     outcomes::INVESTIGATE_HTTP_ERRORS,
@@ -400,7 +402,7 @@ pub(crate) fn recommend(
                 id: rule.id,
                 addresses,
                 rank: n as u32 + 1,
-                title: text.title.to_string(),
+                title: prose::fill(text.title, &f.vars),
                 rationale: prose::fill(text.why, &f.vars),
                 action: prose::fill(text.action, &f.vars),
                 confidence: f.confidence,
