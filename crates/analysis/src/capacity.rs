@@ -36,7 +36,7 @@ use crate::model::{
 };
 use crate::queue::{QueueReport, QueuedBy};
 use crate::text::num;
-use crate::thresholds::{KV_ESTIMATE_FLOOR_PCT, KV_FULL_PCT};
+use crate::thresholds::{KV_ESTIMATE_FLOOR_PCT, KV_FULL_PCT, MEETING_MIN_WINDOWS};
 
 /// What the capacity model reads.
 pub(crate) struct CapacityInput<'a> {
@@ -54,6 +54,8 @@ pub(crate) struct CapacityInput<'a> {
     pub config: &'a crate::config::Config,
     /// The fleet's inputs, per window.
     pub fleet_windows: &'a [Inputs],
+    /// The phases (their own p95 at their mean concurrency).
+    pub phases: &'a [crate::model::Phase],
 }
 
 /// Blocks, block size and tokens as `vllm:cache_config_info` states them.
@@ -654,28 +656,103 @@ fn concurrency(
             itl_ok.push(x);
         }
     }
-    let best = |v: &[f64]| -> (Option<f64>, usize) {
-        let top = v
-            .iter()
-            .copied()
-            .fold(None::<f64>, |a, x| Some(a.map_or(x, |a| a.max(x))));
-        let near = top.map_or(0, |t| v.iter().filter(|x| **x >= 0.9 * t).count());
-        (top.map(|t| (t * 10.0).round() / 10.0), near)
-    };
-    let (ttft_best, ttft_n) = best(&ttft_ok);
-    let (itl_best, itl_n) = best(&itl_ok);
+    // The phases' own p95 at their mean concurrency (one replica: the
+    // phases are the fleet's).
+    let mut ttft_phases: Vec<(f64, usize)> = Vec::new();
+    let mut itl_phases: Vec<(f64, usize)> = Vec::new();
+    if !by_replica {
+        for p in i.phases.iter().filter(|p| p.kind.is_load()) {
+            let n = ((p.end_ms - p.start_ms) / i.settings.window_ms.max(1)) as usize;
+            let b = &p.figures.latency.bounds;
+            let proven = |b: Option<crate::model::Bounds>, objective: f64| {
+                b.and_then(|b| b.high)
+                    .is_some_and(|h| h <= objective + 1e-9)
+            };
+            if let Some(x) = p.in_flight_avg
+                && proven(b.ttft_p95_ms, objective.ttft_p95_ms)
+            {
+                ttft_phases.push((x, n));
+            }
+            if let Some(x) = p.figures.efficiency.running_avg
+                && proven(b.itl_p95_ms, objective.itl_p95_ms)
+            {
+                itl_phases.push((x, n));
+            }
+        }
+    }
+    let ttft = meeting(&ttft_ok, &ttft_phases);
+    let itl = meeting(&itl_ok, &itl_phases);
     let max_concurrency_meeting = ConcurrencyMeeting {
-        ttft_p95: ttft_best,
-        itl_p95: itl_best,
-        ttft_p95_windows: ttft_n,
-        itl_p95_windows: itl_n,
+        ttft_p95: ttft.0,
+        itl_p95: itl.0,
+        ttft_p95_windows: ttft.1,
+        itl_p95_windows: itl.1,
+        ttft_p95_too_few: ttft.3,
+        itl_p95_too_few: itl.3,
+        ttft_p95_from: ttft.2,
+        itl_p95_from: itl.2,
     };
     w.sources.insert(
         "max_concurrency_meeting".into(),
-        "windows whose p95 bucket lies wholly within the objective, by mean requests in flight (TTFT) or running (inter-token); observed only, never extrapolated".into(),
+        "the largest mean requests in flight (TTFT) or running (inter-token) with 3 windows or more within 10 % of it whose p95 bucket lies wholly within the objective, or a load phase of 3 windows or more whose own p95 does at a higher mean; observed only, never extrapolated".into(),
     );
 
     (points, max_concurrency_meeting)
+}
+
+/// The largest concurrency met, from the proving windows' concurrencies
+/// and the proving load phases' (mean, windows): the largest `x` with
+/// [`MEETING_MIN_WINDOWS`] windows within 10 % of it, raised to a phase's
+/// mean where a phase of as many windows proves it higher; `None` when
+/// neither has enough windows. Then the highest concurrency above that
+/// which too few windows proved, with their number.
+fn meeting(
+    windows: &[f64],
+    phases: &[(f64, usize)],
+) -> (
+    Option<f64>,
+    usize,
+    Option<crate::model::MeetingFrom>,
+    Option<crate::model::TooFew>,
+) {
+    use crate::model::{MeetingFrom, TooFew};
+    let round = |x: f64| (x * 10.0).round() / 10.0;
+    let near = |x: f64| {
+        windows
+            .iter()
+            .filter(|&&y| (y - x).abs() <= 0.1 * x)
+            .count()
+    };
+    let mut sorted: Vec<f64> = windows.to_vec();
+    sorted.sort_by(|a, b| b.total_cmp(a));
+    let from_windows = sorted.iter().find_map(|&x| {
+        let n = near(x);
+        (n >= MEETING_MIN_WINDOWS).then_some((x, n))
+    });
+    let from_phase = phases
+        .iter()
+        .filter(|(_, n)| *n >= MEETING_MIN_WINDOWS)
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    let (at, n, from) = match (from_windows, from_phase) {
+        (Some((w, _)), Some(&(p, pn))) if round(p) > round(w) => {
+            (Some(round(p)), pn, Some(MeetingFrom::Phase))
+        }
+        (Some((w, n)), _) => (Some(round(w)), n, Some(MeetingFrom::Windows)),
+        (None, Some(&(p, pn))) => (Some(round(p)), pn, Some(MeetingFrom::Phase)),
+        (None, None) => (None, 0, None),
+    };
+    let above = |x: f64| at.is_none_or(|a| round(x) > a);
+    let too_few = sorted
+        .iter()
+        .map(|&x| (x, near(x)))
+        .chain(phases.iter().copied())
+        .filter(|&(x, _)| above(x))
+        .max_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
+        .map(|(x, windows)| TooFew {
+            at: round(x),
+            windows,
+        });
+    (at, n, from, too_few)
 }
 
 /// The hardware floor: weight bytes ÷ tensor parallel ÷ bandwidth; also
@@ -1138,4 +1215,76 @@ pub(crate) fn infeasible(c: &Capacity) -> Vec<(SloId, f64)> {
         .iter()
         .flat_map(|f| f.infeasible.iter().map(move |s| (*s, f.ms)))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::meeting;
+    use crate::model::{MeetingFrom, TooFew};
+
+    /// (proving windows' concurrencies, proving phases (mean, windows)) →
+    /// (figure, windows behind it, from, too few above it).
+    fn check(
+        windows: &[f64],
+        phases: &[(f64, usize)],
+        expect: (
+            Option<f64>,
+            usize,
+            Option<MeetingFrom>,
+            Option<(f64, usize)>,
+        ),
+    ) {
+        let (at, n, from, too_few) = meeting(windows, phases);
+        assert_eq!(
+            (at, n, from, too_few.map(|t: TooFew| (t.at, t.windows))),
+            expect,
+            "{windows:?} {phases:?}"
+        );
+    }
+
+    #[test]
+    fn one_window_is_not_enough() {
+        // One window at 30, four at 10: met up to 10; 30 is shown apart.
+        check(
+            &[10.0, 10.0, 9.5, 10.0, 30.0],
+            &[],
+            (Some(10.0), 4, Some(MeetingFrom::Windows), Some((30.0, 1))),
+        );
+        // Only two windows anywhere: no figure, and why.
+        check(&[12.0, 12.0], &[], (None, 0, None, Some((12.0, 2))));
+        check(&[], &[], (None, 0, None, None));
+    }
+
+    #[test]
+    fn three_windows_within_ten_per_cent_are_enough() {
+        check(
+            &[20.0, 19.0, 18.5, 5.0],
+            &[],
+            (Some(20.0), 3, Some(MeetingFrom::Windows), None),
+        );
+        // 17.9 is more than 10 % below 20: two near 20, three near 19.
+        check(
+            &[20.0, 19.0, 17.9],
+            &[],
+            (Some(19.0), 3, Some(MeetingFrom::Windows), Some((20.0, 2))),
+        );
+    }
+
+    #[test]
+    fn a_level_the_report_shows_meeting_is_never_above_the_figure() {
+        // A four-window phase meets the objective at a mean of 24 while its
+        // windows spread (16, 22, 26, 32 in flight, one proving each): the
+        // figure is the phase's.
+        check(
+            &[16.0, 22.0, 26.0, 32.0, 8.0, 8.0, 8.0],
+            &[(24.0, 4)],
+            (Some(24.0), 4, Some(MeetingFrom::Phase), Some((32.0, 1))),
+        );
+        // A two-window phase is too short to count, and is shown apart.
+        check(
+            &[8.0, 8.0, 8.0],
+            &[(18.0, 2)],
+            (Some(8.0), 3, Some(MeetingFrom::Windows), Some((18.0, 2))),
+        );
+    }
 }

@@ -190,6 +190,7 @@ pub fn analyse(
         efficiency_rows: &rows.efficiency,
         queue: &queue_report,
         deployment: &deployment,
+        phases: &phases,
     });
 
     // 7–9. The analyses, the rules, the timeline, quality and verdict.

@@ -1064,10 +1064,48 @@ pub struct ConcurrencyMeeting {
     /// p95 was proven within its objective.
     pub itl_p95: Option<f64>,
     /// Windows behind each figure: windows proving the objective within
-    /// 10 % of that concurrency.
+    /// 10 % of that concurrency, or the windows of the load phase whose
+    /// own p95 proves it there (`ttft_p95_from`).
     pub ttft_p95_windows: usize,
     /// See `ttft_p95_windows`.
     pub itl_p95_windows: usize,
+    /// The highest concurrency above the figure at which the objective was
+    /// proved by too few windows (fewer than 3 near it, or a shorter load
+    /// phase): shown, never counted. With no figure, it is why: "not
+    /// enough windows".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_p95_too_few: Option<TooFew>,
+    /// See `ttft_p95_too_few`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub itl_p95_too_few: Option<TooFew>,
+    /// What decided the TTFT figure: `windows` (3 or more windows within
+    /// 10 % of it) or `phase` (a load phase of 3 windows or more whose own
+    /// p95 lies within the objective at that mean concurrency, higher than
+    /// the windows show); `null` when there is no figure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_p95_from: Option<MeetingFrom>,
+    /// See `ttft_p95_from`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub itl_p95_from: Option<MeetingFrom>,
+}
+
+/// A concurrency at which too few windows proved an objective.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TooFew {
+    /// The concurrency (mean requests in flight, or running).
+    pub at: f64,
+    /// The windows that proved it there.
+    pub windows: usize,
+}
+
+/// What a concurrency meeting an objective rests on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MeetingFrom {
+    /// Windows within 10 % of the figure, each proving the objective.
+    Windows,
+    /// A load phase whose own p95 proves the objective at its mean.
+    Phase,
 }
 
 /// One window of one replica, for the latency-against-concurrency chart.

@@ -160,3 +160,8 @@ pub const WEIGHT_CAPACITY: f64 = 15.0;
 pub const WEIGHT_EFFICIENCY: f64 = 10.0;
 /// See [`WEIGHT_FAILING`].
 pub const WEIGHT_COST: f64 = 5.0;
+
+/// Windows (or a load phase's windows) within 10 % of a concurrency that
+/// must prove a latency objective before the report says it was met up to
+/// that concurrency.
+pub const MEETING_MIN_WINDOWS: usize = 3;

@@ -365,8 +365,8 @@ fn capacity(r: &Report) -> Markup {
                         }
                     } }
                     tr { th.text { "Met the objectives up to" } td.text {
-                        "TTFT p95: " (met_words(m.ttft_p95, m.ttft_p95_windows, "in flight", c.points.iter().any(|p| p.ttft_p95.is_some())))
-                        "; inter-token p95: " (met_words(m.itl_p95, m.itl_p95_windows, "running", c.points.iter().any(|p| p.itl_p95.is_some())))
+                        "TTFT p95: " (met_words(m.ttft_p95, m.ttft_p95_windows, m.ttft_p95_from, m.ttft_p95_too_few, "in flight", c.points.iter().any(|p| p.ttft_p95.is_some())))
+                        "; inter-token p95: " (met_words(m.itl_p95, m.itl_p95_windows, m.itl_p95_from, m.itl_p95_too_few, "running", c.points.iter().any(|p| p.itl_p95.is_some())))
                         "; observed, not extrapolated"
                     } }
                     tr { th.text { "Decode floor" } td.text {
@@ -440,12 +440,36 @@ fn from_dcgm(c: &vllm_lens_analysis::model::Capacity) -> bool {
 }
 
 /// The largest concurrency that met an objective, or why there is none.
-fn met_words(at: Option<f64>, windows: usize, what: &str, any_points: bool) -> String {
-    match at {
-        Some(n) => format!("{} {what} ({windows} windows)", num(n)),
-        None if any_points => "no window proved it met".into(),
-        None => "missing (no window had both figures)".into(),
+fn met_words(
+    at: Option<f64>,
+    windows: usize,
+    from: Option<MeetingFrom>,
+    too_few: Option<TooFew>,
+    what: &str,
+    any_points: bool,
+) -> String {
+    let min = vllm_lens_analysis::thresholds::MEETING_MIN_WINDOWS;
+    let windows_word = |n: usize| if n == 1 { "window" } else { "windows" };
+    let mut s = match at {
+        Some(n) if from == Some(MeetingFrom::Phase) => format!(
+            "{} {what} (a load phase of {windows} windows whose own p95 met it)",
+            num(n)
+        ),
+        Some(n) => format!("{} {what} ({windows} windows within 10 % of it)", num(n)),
+        None if too_few.is_some() => "not enough windows".into(),
+        None if any_points => return "no window proved it met".into(),
+        None => return "missing (no window had both figures)".into(),
+    };
+    if let Some(t) = too_few {
+        s.push_str(&format!(
+            "{}at {} {what} only {} {} proved it, too few to count ({min} are needed)",
+            if at.is_some() { "; " } else { ": " },
+            num(t.at),
+            t.windows,
+            windows_word(t.windows)
+        ));
     }
+    s
 }
 
 fn snippet(s: &Snippet) -> Markup {
