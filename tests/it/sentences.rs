@@ -442,3 +442,64 @@ fn meeting_an_objective_rests_on_enough_windows() {
     );
     assert!(html.contains(&words), "{words}");
 }
+
+/// Class 6: a real server whose prompts share their first 300 tokens (two
+/// whole 128-token blocks, a 60 % hit rate), told the shared prefix is 100
+/// or 200 tokens: what those allow (0 %, 30 %) is below what was served,
+/// so it is no ceiling. The report says prompts share more than stated,
+/// never "served against a ceiling", and gives no block-size advice.
+#[test]
+fn a_hit_rate_above_the_stated_prefix_is_no_ceiling() {
+    use vllm_lens_core::analysis::RecId;
+    let bytes = std::fs::read(crate::support::root().join("samples/real/prefix-long.zip"))
+        .expect("capture");
+    let loaded = crate::support::load_bytes("prefix-long.zip", &bytes);
+    for (stated, allows) in [(100.0, 0.0), (200.0, 30.0)] {
+        let r = vllm_lens_core::analysis::analyse(
+            &loaded,
+            &vllm_lens_core::analysis::BundleMeta::default(),
+            &Settings {
+                shared_prefix_tokens: Some(stated),
+                ..Settings::default()
+            },
+        )
+        .expect("report");
+        let p = &r.capacity.prefix;
+        let hit = p.hit_pct.expect("hit rate");
+        assert!((hit - 60.3).abs() < 0.5, "{hit}");
+        assert!(p.exceeded, "{stated}: {p:?}");
+        assert_eq!(p.ceiling_pct.map(|c| c.round()), Some(allows));
+        let findings: Vec<_> = r.analyses.iter().flat_map(|a| &a.findings).collect();
+        assert!(
+            !findings
+                .iter()
+                .any(|f| f.id == FindingId::EfficiencyPrefixCeiling),
+            "{stated}"
+        );
+        let f = findings
+            .iter()
+            .find(|f| f.id == FindingId::EfficiencyPrefixAboveStated)
+            .expect("the statement is short");
+        assert_eq!(
+            f.title,
+            format!(
+                "Prefix cache: 60 % served, more than the {allows:.0} % the stated {stated:.0}-token shared prefix allows: prompts share more than stated"
+            )
+        );
+        let ids: Vec<RecId> = r.recommendations.iter().map(|x| x.id).collect();
+        assert!(
+            !ids.contains(&RecId::ShrinkBlockSize)
+                && !ids.contains(&RecId::StandardisePromptPrefix),
+            "{stated}: {ids:?}"
+        );
+        let html = vllm_lens_core::render::html(&r);
+        assert!(
+            html.contains(&format!(
+                "the stated {stated:.0}-token shared prefix allows only {} % in whole blocks, less than was served: prompts share more than stated",
+                vllm_lens_core::analysis::text::num(p.ceiling_pct.expect("ceiling"))
+            )),
+            "{stated}"
+        );
+        assert!(!html.contains("never reused"), "{stated}");
+    }
+}

@@ -957,6 +957,9 @@ fn prefix(i: &CapacityInput<'_>, block_size: Option<f64>) -> (PrefixCeiling, boo
         ceiling_pct,
         hit_pct: hit,
         shorter_than_a_block: shared.zip(block_size).is_some_and(|(sh, b)| sh < b),
+        exceeded: hit
+            .zip(ceiling_pct)
+            .is_some_and(|(h, c)| h > c + crate::thresholds::PREFIX_CEILING_MARGIN_PP),
         enabled: cache_label(i.store, i.replicas, "enable_prefix_caching").and_then(|v| {
             match v.to_ascii_lowercase().as_str() {
                 "true" => Some(true),

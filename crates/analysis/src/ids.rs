@@ -153,6 +153,9 @@ string_enum! {
         EfficiencyPrefixOk = "efficiency.prefix_cache_ok",
         /// The hit rate against what the stated shared prefix allows.
         EfficiencyPrefixCeiling = "efficiency.prefix_ceiling",
+        /// The hit rate exceeds what the stated shared prefix allows: the
+        /// statement is short of what prompts share.
+        EfficiencyPrefixAboveStated = "efficiency.prefix_above_stated",
         /// Prefix caching is off (V0 gauge at −1).
         EfficiencyPrefixOff = "efficiency.prefix_caching_off",
         /// Requests waited for a slot.

@@ -1179,6 +1179,11 @@ pub struct PrefixCeiling {
     pub hit_pct: Option<f64>,
     /// The shared prefix is shorter than one block: never reused.
     pub shorter_than_a_block: bool,
+    /// The measured hit rate exceeds `ceiling_pct` by more than 2 points:
+    /// prompts share more than the stated prefix, so it is no ceiling (and
+    /// a stated prefix shorter than a block says nothing about reuse).
+    #[serde(default)]
+    pub exceeded: bool,
     /// Prefix caching as `vllm:cache_config_info{enable_prefix_caching}`
     /// states it; `null` where no release label says.
     #[serde(default)]

@@ -102,6 +102,10 @@ pub(crate) fn finding(id: FindingId) -> FindingText {
             "With {shared} shared tokens at the start of every prompt and {block}-token KV blocks, the cache can serve at most {ceiling} of each {prompt}-token prompt (whole blocks only); it served {hit}.{below}",
             "{action}",
         ),
+        F::EfficiencyPrefixAboveStated => t(
+            "The cache served {hit} of each {prompt}-token prompt, more than the {ceiling} that {shared} shared tokens give in whole {block}-token blocks. So prompts share more than the stated prefix: it is longer than stated, or requests repeat text beyond it (retries, the same document, a conversation's earlier turns). {ceiling} is no ceiling here.",
+            "Measure what prompts share at their start and state that (--shared-prefix-tokens) to judge the cache against it.",
+        ),
         F::EfficiencyPrefixOk => t(
             "A good part of every prompt is served from cache instead of being computed again.",
             "",

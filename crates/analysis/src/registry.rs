@@ -265,6 +265,7 @@ pub static STEPS: [StepDef; 6] = [
             FindingId::EfficiencyPrefixLow,
             FindingId::EfficiencyPrefixOk,
             FindingId::EfficiencyPrefixCeiling,
+            FindingId::EfficiencyPrefixAboveStated,
             FindingId::EfficiencyPrefixOff,
             FindingId::EfficiencyPrefixLifetimeOnly,
             FindingId::EfficiencyPrefixMissing,

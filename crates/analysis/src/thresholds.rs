@@ -161,6 +161,11 @@ pub const WEIGHT_EFFICIENCY: f64 = 10.0;
 /// See [`WEIGHT_FAILING`].
 pub const WEIGHT_COST: f64 = 5.0;
 
+/// Points by which the measured prefix-cache hit rate must exceed the
+/// ceiling from the stated shared prefix before that ceiling is called
+/// wrong (the ceiling uses the mean prompt; hits count per token).
+pub const PREFIX_CEILING_MARGIN_PP: f64 = 2.0;
+
 /// Windows (or a load phase's windows) within 10 % of a concurrency that
 /// must prove a latency objective before the report says it was met up to
 /// that concurrency.

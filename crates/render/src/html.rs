@@ -391,8 +391,9 @@ fn capacity(r: &Report) -> Markup {
                     } }
                     tr { th.text { "Prefix cache" } td.text {
                         (opt_num(c.prefix.cached_tokens_per_request.map(f64::round), "tokens")) " of " (opt_num(c.prefix.prompt_tokens.map(f64::round), "prompt tokens")) " per request served from cache"
-                        @if let Some(ceiling) = c.prefix.ceiling_pct { "; the " (opt_num(c.prefix.shared_prefix_tokens, "-token")) " shared prefix allows " (num(ceiling)) " % in whole blocks" }
-                        @if c.prefix.shorter_than_a_block { strong { "; the shared prefix is shorter than one block: never reused" } }
+                        @if let Some(ceiling) = c.prefix.ceiling_pct.filter(|_| !c.prefix.exceeded) { "; the " (c.prefix.shared_prefix_tokens.map_or("?".into(), |t| format!("{}-token", num(t)))) " shared prefix allows " (num(ceiling)) " % in whole blocks" }
+                        @if let Some(ceiling) = c.prefix.ceiling_pct.filter(|_| c.prefix.exceeded) { strong { "; the stated " (c.prefix.shared_prefix_tokens.map_or("?".into(), |t| format!("{}-token", num(t)))) " shared prefix allows only " (num(ceiling)) " % in whole blocks, less than was served: prompts share more than stated" } }
+                        @if c.prefix.shorter_than_a_block && !c.prefix.exceeded { strong { "; the shared prefix is shorter than one block: never reused" } }
                         @if c.prefix.shared_prefix_tokens.is_none() { " (give --shared-prefix-tokens to compare with what prompts share)" }
                     } }
                     @if let Some(p) = &c.preemption {

@@ -108,6 +108,30 @@ fn ceiling(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     };
     let ceiling = p.ceiling_pct.unwrap_or(0.0);
     let hit = p.hit_pct;
+    if p.exceeded {
+        let h = hit.unwrap_or_default();
+        out.push(finding(
+            F::EfficiencyPrefixAboveStated,
+            Severity::Info,
+            format!(
+                "Prefix cache: {h:.0} % served, more than the {ceiling:.0} % the stated {shared:.0}-token shared prefix allows: prompts share more than stated"
+            ),
+            vec![
+                ctx.ev("hit rate", hit, "%", &[Signal::PrefixHits, Signal::PrefixQueries]),
+                ctx.ev("what the stated prefix allows (whole blocks)", Some(ceiling), "%", &[]),
+                ctx.ev("shared prefix (stated)", Some(shared), "tokens", &[]),
+                ctx.ev("block size", Some(block), "tokens", &[]),
+            ],
+            &[
+                ("shared", format!("{shared:.0}")),
+                ("block", format!("{block:.0}")),
+                ("ceiling", format!("{ceiling:.0} %")),
+                ("prompt", format!("{prompt:.0}")),
+                ("hit", format!("{h:.0} %")),
+            ],
+        ));
+        return;
+    }
     let below = hit.is_some_and(|h| h < 0.7 * ceiling);
     let action = if p.shorter_than_a_block {
         "Use a smaller --block-size, or lengthen the shared part to a multiple of the block size."

@@ -35,7 +35,9 @@ fn shrink_block_size(i: &In<'_>) -> Option<Fired> {
     let ctx = i.ctx;
     let pc = &ctx.capacity.prefix;
     let (shared, block) = (pc.shared_prefix_tokens?, pc.block_size?);
-    if !pc.shorter_than_a_block {
+    // A hit rate above what the statement allows says prompts share more:
+    // the statement, not the block size, is what is wrong.
+    if !pc.shorter_than_a_block || pc.exceeded {
         return None;
     }
     let mut f = Fired::new(
