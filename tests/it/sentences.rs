@@ -503,3 +503,135 @@ fn a_hit_rate_above_the_stated_prefix_is_no_ceiling() {
         assert!(!html.contains("never reused"), "{stated}");
     }
 }
+
+/// 20 scrapes 15 s apart of a server where, per scrape, 8 requests set no
+/// max_tokens (so vLLM gives them max_model_len − prompt: 4,096 − 300) and
+/// stop after 200 tokens, and `cut` set max_tokens 64 and end on length.
+fn max_tokens_capture(cut: u64) -> vllm_lens_core::analysis::model::Report {
+    use vllm_lens_core::{Input, MemoryFiles, Options, load};
+    let mut files = MemoryFiles::default();
+    let (mut stop, mut length) = (0u64, 0u64);
+    for step in 0..20u32 {
+        let at = crate::support::T0 + i64::from(step) * 15_000;
+        stop += 8;
+        length += cut;
+        let n = stop + length;
+        let (gen_sum, max_sum) = (stop * 200 + length * 64, stop * 3796 + length * 64);
+        let hist = |name: &str, sum: u64| {
+            format!(
+                "# TYPE {name} histogram\n\
+                 {name}_bucket{{le=\"+Inf\",model_name=\"m\"}} {n}\n\
+                 {name}_sum{{model_name=\"m\"}} {sum}\n\
+                 {name}_count{{model_name=\"m\"}} {n}\n"
+            )
+        };
+        let text = format!(
+            "# TYPE vllm:num_requests_running gauge\n\
+             vllm:num_requests_running{{model_name=\"m\"}} 6\n\
+             # TYPE vllm:num_requests_waiting gauge\n\
+             vllm:num_requests_waiting{{model_name=\"m\"}} 0\n\
+             # TYPE vllm:request_success_total counter\n\
+             vllm:request_success_total{{finished_reason=\"stop\",model_name=\"m\"}} {stop}\n\
+             vllm:request_success_total{{finished_reason=\"length\",model_name=\"m\"}} {length}\n\
+             # TYPE vllm:prompt_tokens_total counter\n\
+             vllm:prompt_tokens_total{{model_name=\"m\"}} {}\n\
+             # TYPE vllm:generation_tokens_total counter\n\
+             vllm:generation_tokens_total{{model_name=\"m\"}} {gen_sum}\n\
+             {}{}{}",
+            n * 300,
+            hist("vllm:request_generation_tokens", gen_sum),
+            hist("vllm:request_params_max_tokens", max_sum),
+            hist("vllm:request_prompt_tokens", n * 300),
+        );
+        files.push(&format!("vllm-0/{at}.prom"), text.into_bytes(), None);
+    }
+    let loaded = load(Input::Files(&mut files), &Options::default()).expect("loads");
+    vllm_lens_core::analysis::analyse(
+        &loaded,
+        &vllm_lens_core::analysis::BundleMeta::default(),
+        &Settings::default(),
+    )
+    .expect("report")
+}
+
+/// Class 7: requests that set no max_tokens get the server's default
+/// (max_model_len − prompt, 3,796 tokens here), which inflates the mean
+/// max_tokens: 20 % of requests end on length while answers "use 6 % of
+/// max_tokens". The share ending on length comes first and the diluted
+/// mean is named as such; a real capture with a quarter on length (steps:
+/// 3,835 of 16,181) leads with that share too.
+#[test]
+fn the_share_ending_on_length_comes_before_a_diluted_mean() {
+    use vllm_lens_core::analysis::RecId;
+    use vllm_lens_core::analysis::model::Severity;
+    let finding = |r: &vllm_lens_core::analysis::model::Report| {
+        r.analyses
+            .iter()
+            .flat_map(|a| a.findings.iter())
+            .find(|f| {
+                matches!(
+                    f.id,
+                    FindingId::WorkloadTruncated
+                        | FindingId::WorkloadPartlyTruncated
+                        | FindingId::WorkloadNotTruncated
+                )
+            })
+            .cloned()
+            .expect("a truncation finding")
+    };
+    let r = max_tokens_capture(2);
+    let w = &r.summary.workload;
+    let util = w.max_tokens_utilisation_pct.expect("utilisation");
+    assert!((util - 5.7).abs() < 0.1, "{util}");
+    let f = finding(&r);
+    assert_eq!(f.id, FindingId::WorkloadPartlyTruncated);
+    assert_eq!(f.severity, Severity::Warn);
+    assert_eq!(
+        f.title,
+        "20.0 % of requests end on length: their answers were cut at max_tokens; the mean max_tokens (3,050 tokens) includes requests that set none and got the server's default (max_model_len − prompt), so the 6 % of it answers use says nothing about the others"
+    );
+    // Most on length: cut off, and the advice does not quote the mean.
+    let r = max_tokens_capture(12);
+    let f = finding(&r);
+    assert_eq!(f.id, FindingId::WorkloadTruncated);
+    assert!(
+        f.title.starts_with("Answers are cut off at max_tokens: 60.0 % of requests end on length; the mean max_tokens"),
+        "{}",
+        f.title
+    );
+    let rec = r
+        .recommendations
+        .iter()
+        .find(|x| x.id == RecId::RaiseMaxTokens)
+        .expect("raise max_tokens");
+    assert_eq!(
+        rec.rationale,
+        "60 % of requests end on length and answers use an unknown share of their own max_tokens (the mean includes server defaults): answers are being cut off, which users see as truncated output."
+    );
+    // No request on length: nothing cut, and no mean to doubt.
+    let r = max_tokens_capture(0);
+    let f = finding(&r);
+    assert_eq!(f.id, FindingId::WorkloadNotTruncated);
+    assert!(
+        f.title
+            .starts_with("Answers end on their own: 0 % of requests end on length"),
+        "{}",
+        f.title
+    );
+
+    let bytes =
+        std::fs::read(crate::support::root().join("samples/real/steps.zip")).expect("capture");
+    let r = vllm_lens_core::analysis::analyse(
+        &crate::support::load_bytes("steps.zip", &bytes),
+        &vllm_lens_core::analysis::BundleMeta::default(),
+        &Settings::default(),
+    )
+    .expect("report");
+    let f = finding(&r);
+    assert_eq!(f.id, FindingId::WorkloadPartlyTruncated, "{}", f.title);
+    assert!(
+        f.title.starts_with("23.") && f.title.contains("% of requests end on length"),
+        "{}",
+        f.title
+    );
+}

@@ -174,6 +174,8 @@ string_enum! {
         WorkloadTokensMissing = "workload.tokens_missing",
         /// Answers are cut at max_tokens.
         WorkloadTruncated = "workload.truncated",
+        /// A notable share of requests ends on length, short of most.
+        WorkloadPartlyTruncated = "workload.partly_truncated",
         /// V1 does not count client disconnects as aborts.
         OutcomesClientAbortsUncounted = "outcomes.client_aborts_uncounted",
         /// Client disconnects estimated from HTTP 2xx against finished requests.

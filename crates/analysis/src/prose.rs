@@ -132,6 +132,10 @@ pub(crate) fn finding(id: FindingId) -> FindingText {
             "The two halves of the capture do not see the same kind of traffic, so a figure for the whole capture mixes two workloads. Tuning that fits one may not fit the other.",
             "Read the phases separately; re-check the tuning when the shape changes.",
         ),
+        F::WorkloadPartlyTruncated => t(
+            "{share} of requests stopped at their max_tokens (finished_reason=\"length\"), mid-answer unless a short answer is what their clients asked for. vLLM counts requests per reason whatever each one's max_tokens, so this share is the figure to read first.",
+            "Find which clients send the low max_tokens (their request logs), and raise it where the cut answers are not by design.",
+        ),
         F::WorkloadTruncated => t(
             "When the average answer is about as long as max_tokens, or most requests finish with finished_reason=\"length\", the model is being stopped mid-answer. Users see truncated output, and retries add load.",
             "Raise the client's max_tokens (or ask for shorter answers in the prompt).",
@@ -363,7 +367,7 @@ pub(crate) fn rec(id: RecId) -> RecText {
         ),
         R::RaiseMaxTokens => r(
             "Raise the client's max_tokens",
-            "{length} of requests end on length and answers use {used} of max_tokens: answers are being cut off, which users see as truncated output.",
+            "{length} of requests end on length and answers use {used}: answers are being cut off, which users see as truncated output.",
             "Raise max_tokens in the client (or ask for shorter answers in the prompt); then expect decode time per request to grow.",
             "A deliberately low max_tokens (cost control, UI limits) is a product decision; then the figure is expected.",
         ),

@@ -341,6 +341,7 @@ pub static STEPS: [StepDef; 6] = [
             FindingId::WorkloadMixed,
             FindingId::WorkloadTokensMissing,
             FindingId::WorkloadTruncated,
+            FindingId::WorkloadPartlyTruncated,
             FindingId::WorkloadNotTruncated,
             FindingId::WorkloadShapeChanged,
         ],

@@ -161,6 +161,10 @@ pub const WEIGHT_EFFICIENCY: f64 = 10.0;
 /// See [`WEIGHT_FAILING`].
 pub const WEIGHT_COST: f64 = 5.0;
 
+/// Share of requests ending on `length` from which the report says so
+/// as a warning, short of calling the answers cut off (`LENGTH_SHARE_PCT`).
+pub const LENGTH_NOTABLE_PCT: f64 = 10.0;
+
 /// Points by which the measured prefix-cache hit rate must exceed the
 /// ceiling from the stated shared prefix before that ceiling is called
 /// wrong (the ceiling uses the mean prompt; hits count per token).

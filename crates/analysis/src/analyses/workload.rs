@@ -7,8 +7,8 @@ use super::{Ctx, finding, missing};
 use crate::ids::FindingId as F;
 use crate::model::{Finding, Severity};
 use crate::thresholds::{
-    DECODE_HEAVY_RATIO, LENGTH_SHARE_PCT, PREFILL_HEAVY_RATIO, SHAPE_CHANGE_FACTOR,
-    TRUNCATION_UTIL_PCT,
+    DECODE_HEAVY_RATIO, LENGTH_NOTABLE_PCT, LENGTH_SHARE_PCT, PREFILL_HEAVY_RATIO,
+    SHAPE_CHANGE_FACTOR, TRUNCATION_UTIL_PCT,
 };
 
 /// The first and second half of the windows with a ratio: (first, second,
@@ -39,6 +39,17 @@ pub(crate) fn length_share(ctx: &Ctx<'_>) -> Option<f64> {
     let reasons = &ctx.summary.outcomes.completions_per_min;
     let all: f64 = reasons.values().sum();
     (all > 0.0).then(|| 100.0 * reasons.get("length").copied().unwrap_or(0.0) / all)
+}
+
+/// True when the mean use of max_tokens is below the share of requests
+/// that end on length (each of those used all of theirs): the mean
+/// max_tokens is inflated by requests with a far larger one, the server's
+/// default (max_model_len − prompt) for requests that set none.
+pub(crate) fn max_tokens_diluted(ctx: &Ctx<'_>) -> bool {
+    matches!(
+        (ctx.summary.workload.max_tokens_utilisation_pct, length_share(ctx)),
+        (Some(u), Some(s)) if u < s
+    )
 }
 
 /// True when answers are cut at max_tokens.
@@ -91,7 +102,9 @@ pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
         }
         None => out.push(missing(F::WorkloadTokensMissing, "Token flow", &tokens)),
     }
-    // Truncation at max_tokens.
+    // Truncation at max_tokens: the share that ends on length first (a
+    // count of requests, whatever their max_tokens); the mean use of
+    // max_tokens after it, unless server defaults inflate that mean.
     let share = length_share(ctx);
     let share_ev = ctx.ev(
         "share ending on length",
@@ -99,14 +112,50 @@ pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
         "%",
         &[Signal::FinishedRequests],
     );
-    match w.max_tokens_utilisation_pct {
-        Some(u) if truncated(ctx) => out.push(finding(
+    let util = w.max_tokens_utilisation_pct;
+    let diluted = max_tokens_diluted(ctx);
+    let util_ev = ctx.ev(
+        "max_tokens used (mean generated ÷ mean max_tokens)",
+        util,
+        "%",
+        &[Signal::RequestGenerationTokens, Signal::MaxTokens],
+    );
+    let max_ev = ctx.ev(
+        "average max_tokens",
+        w.avg_max_tokens,
+        "tokens",
+        &[Signal::MaxTokens],
+    );
+    // What the mean use of max_tokens says, after the share.
+    let util_words = match util {
+        Some(u) if diluted => format!(
+            "; the mean max_tokens ({} tokens) includes requests that set none and got the server's default (max_model_len − prompt), so the {u:.0} % of it answers use says nothing about the others",
+            w.avg_max_tokens
+                .map_or("?".into(), |m| crate::text::num(m.round()))
+        ),
+        Some(u) => format!("; answers use {u:.0} % of max_tokens on average"),
+        None => String::new(),
+    };
+    let share_words = |s: f64| {
+        format!(
+            "{} of requests end on length",
+            crate::verdict::share_text(Some(s))
+        )
+    };
+    match share {
+        _ if truncated(ctx) => out.push(finding(
             F::WorkloadTruncated,
             Severity::Warn,
-            format!(
-                "Answers are cut off at max_tokens: {}{u:.0} % of max_tokens used on average",
-                share.map_or(String::new(), |s| format!("{s:.0} % end on length, "))
-            ),
+            match share {
+                Some(s) => format!(
+                    "Answers are cut off at max_tokens: {}{util_words}",
+                    share_words(s)
+                ),
+                None => format!(
+                    "Answers are cut off at max_tokens: {:.0} % of max_tokens used on average",
+                    util.unwrap_or_default()
+                ),
+            },
             vec![
                 ctx.ev(
                     "average generated",
@@ -114,42 +163,40 @@ pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
                     "tokens",
                     &[Signal::RequestGenerationTokens],
                 ),
-                ctx.ev(
-                    "average max_tokens",
-                    w.avg_max_tokens,
-                    "tokens",
-                    &[Signal::MaxTokens],
-                ),
+                max_ev,
                 share_ev,
+                util_ev,
             ],
             &[],
         )),
-        Some(u) => out.push(finding(
-            F::WorkloadNotTruncated,
-            Severity::Pass,
-            format!("Answers use {u:.0} % of max_tokens on average"),
-            vec![
-                ctx.ev(
-                    "max_tokens used",
-                    Some(u),
-                    "%",
-                    &[Signal::RequestGenerationTokens, Signal::MaxTokens],
-                ),
-                share_ev,
-            ],
-            &[],
-        )),
-        None if truncated(ctx) => out.push(finding(
-            F::WorkloadTruncated,
+        Some(s) if s >= LENGTH_NOTABLE_PCT => out.push(finding(
+            F::WorkloadPartlyTruncated,
             Severity::Warn,
             format!(
-                "{:.0} % of requests end on length",
-                share.unwrap_or_default()
+                "{}: their answers were cut at max_tokens{util_words}",
+                share_words(s)
             ),
-            vec![share_ev],
+            vec![share_ev, util_ev, max_ev],
+            &[("share", crate::verdict::share_text(Some(s)))],
+        )),
+        Some(s) => out.push(finding(
+            F::WorkloadNotTruncated,
+            Severity::Pass,
+            format!("Answers end on their own: {}{util_words}", share_words(s)),
+            vec![share_ev, util_ev],
             &[],
         )),
-        None => {}
+        None => {
+            if let Some(u) = util {
+                out.push(finding(
+                    F::WorkloadNotTruncated,
+                    Severity::Pass,
+                    format!("Answers use {u:.0} % of max_tokens on average"),
+                    vec![util_ev],
+                    &[],
+                ))
+            }
+        }
     }
     if let Some((a, b, at)) = shape_change(ctx) {
         out.push(finding(

@@ -279,7 +279,17 @@ fn raise_max_tokens(i: &In<'_>) -> Option<Fired> {
         vec![(A::Quality, 1.0)],
         vec![
             ("length", share.map_or("?".into(), |l| format!("{l:.0} %"))),
-            ("used", util.map_or("?".into(), |u| format!("{u:.0} %"))),
+            (
+                "used",
+                match util {
+                    Some(_) if workload::max_tokens_diluted(ctx) => {
+                        "an unknown share of their own max_tokens (the mean includes server defaults)"
+                            .to_string()
+                    }
+                    Some(u) => format!("{u:.0} % of max_tokens"),
+                    None => "? of max_tokens".to_string(),
+                },
+            ),
         ],
         Confidence::High,
     );
