@@ -635,3 +635,50 @@ fn the_share_ending_on_length_comes_before_a_diluted_mean() {
         f.title
     );
 }
+
+/// Class 8: every timeline event at the time of its evidence. A scrape
+/// missing at 00:01:45 is seen only when the next one arrives at 00:02:00,
+/// in the next window; the event says 00:01:45. A failed scrape recorded
+/// in a manifest (jitter-gaps) is placed at its own time.
+#[test]
+fn a_missing_scrape_is_placed_when_it_was_due() {
+    use vllm_lens_core::analysis::TimelineKind;
+    let mut files = crate::support::capture_80();
+    let missing = crate::support::T0 + 7 * 15_000;
+    files.retain(|(p, _)| p != &format!("vllm/{missing}.prom"));
+    let r = vllm_lens_core::analysis::analyse(
+        &crate::support::load_bytes("gap.zip", &crate::support::zip(&files, false)),
+        &vllm_lens_core::analysis::BundleMeta::default(),
+        &Settings::default(),
+    )
+    .expect("report");
+    let gaps: Vec<_> = r
+        .timeline
+        .iter()
+        .filter(|e| e.kind == TimelineKind::ScrapeGap)
+        .collect();
+    assert_eq!(gaps.len(), 1, "{gaps:#?}");
+    assert_eq!(gaps[0].time_ms, missing, "when the scrape was due");
+    assert_eq!(
+        gaps[0].description,
+        "vllm: 1 scrape missing or failed from 00:01:45, the next successful one at 00:02:00"
+    );
+
+    let r = sample_report("jitter-gaps", &Settings::default());
+    let loaded = crate::engine::load_sample("jitter-gaps");
+    let failed: Vec<i64> = loaded
+        .store
+        .targets()
+        .iter()
+        .filter(|t| t.name() == "vllm-0")
+        .flat_map(|t| t.scrapes().iter().filter(|s| !s.up).map(|s| s.time_ms))
+        .collect();
+    assert_eq!(failed.len(), 2);
+    let at: Vec<i64> = r
+        .timeline
+        .iter()
+        .filter(|e| e.kind == TimelineKind::ScrapeGap && e.subject.as_str() == "vllm-0")
+        .map(|e| e.time_ms)
+        .collect();
+    assert_eq!(at, failed, "each failed scrape at its own time");
+}

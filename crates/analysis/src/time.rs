@@ -10,3 +10,9 @@ pub fn hhmm(ms: i64) -> String {
     // 2026-11-16T14:05:00Z → 14:05
     t.get(11..16).unwrap_or(&t).to_string()
 }
+
+/// "14:05:30" (UTC) for a time in ms.
+pub fn hhmmss(ms: i64) -> String {
+    let t = format_rfc3339(ms);
+    t.get(11..19).unwrap_or(&t).to_string()
+}

@@ -192,35 +192,49 @@ pub(crate) fn timeline(ctx: &Ctx<'_>, q: &Query<'_>) -> Vec<TimelineEvent> {
             r.lost_signals(),
         ));
     }
+    // Scrape gaps, at the time the first scrape went missing or failed
+    // (gaps less than a window apart read as one).
     for cov in q.coverage() {
-        let mut run: Option<(usize, u32)> = None;
-        let flush = |run: &mut Option<(usize, u32)>, end: usize, out: &mut Vec<TimelineEvent>| {
-            if let Some((start, failed)) = run.take() {
-                let at = q.grid().bounds(start).0;
-                out.push(TimelineEvent {
-                    time_ms: at,
-                    kind: K::ScrapeGap,
-                    subject: Scope::Replica(cov.target.clone()),
-                    description: format!(
-                        "{}: scrapes missing or failed in {} ({} failed scrape{} recorded)",
-                        cov.target,
-                        crate::text::plural(end - start, "window", "windows"),
-                        failed,
-                        if failed == 1 { "" } else { "s" }
-                    ),
-                    evidence: Vec::new(),
-                });
-            }
-        };
-        for (w, c) in cov.windows.iter().enumerate() {
-            if c.has_gap() {
-                let slot = run.get_or_insert((w, 0));
-                slot.1 += c.failed;
-            } else {
-                flush(&mut run, w, &mut out);
+        let mut merged: Vec<vllm_lens_query::Gap> = Vec::new();
+        for g in &cov.gaps {
+            match merged.last_mut() {
+                Some(m)
+                    if g.first_ms - m.before_ms.unwrap_or(m.first_ms) <= ctx.settings.window_ms =>
+                {
+                    m.before_ms = g.before_ms;
+                    m.missing += g.missing;
+                    m.failed += g.failed;
+                }
+                _ => merged.push(g.clone()),
             }
         }
-        flush(&mut run, cov.windows.len(), &mut out);
+        for g in merged {
+            let until = g.before_ms.map_or_else(
+                || "none successful after it".to_string(),
+                |t| format!("the next successful one at {}", crate::time::hhmmss(t)),
+            );
+            let failed = if g.failed > 0 {
+                format!(
+                    " ({} failed scrape{} recorded)",
+                    g.failed,
+                    if g.failed == 1 { "" } else { "s" }
+                )
+            } else {
+                String::new()
+            };
+            out.push(TimelineEvent {
+                time_ms: g.first_ms,
+                kind: K::ScrapeGap,
+                subject: Scope::Replica(cov.target.clone()),
+                description: format!(
+                    "{}: {} missing or failed from {}, {until}{failed}",
+                    cov.target,
+                    crate::text::plural(g.missing.max(1) as usize, "scrape", "scrapes"),
+                    crate::time::hhmmss(g.first_ms),
+                ),
+                evidence: Vec::new(),
+            });
+        }
     }
     // Load steps between phases, and error bursts.
     let mut previous: Option<&crate::model::Phase> = None;

@@ -34,6 +34,6 @@ pub use gauge::{Combine, GaugeStats};
 pub use grid::Grid;
 pub use quantile::{Buckets, Position, Proof, Quantile, Verdict};
 pub use query::{
-    CounterSignal, HistWindow, HistogramSignal, LayoutGroup, Points, Query, Scope, Settings,
+    CounterSignal, Gap, HistWindow, HistogramSignal, LayoutGroup, Points, Query, Scope, Settings,
     TargetCoverage, WindowCoverage,
 };

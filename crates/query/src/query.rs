@@ -73,6 +73,84 @@ pub struct TargetCoverage {
     pub nominal_ms: i64,
     /// Per window.
     pub windows: Vec<WindowCoverage>,
+    /// Each stretch without a successful scrape, in time order, at the
+    /// times the scrapes were due or failed (a window's coverage sees a
+    /// missing scrape only at the next one, which may lie in the next
+    /// window).
+    pub gaps: Vec<Gap>,
+}
+
+/// A stretch of one target without successful scrapes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Gap {
+    /// The last successful scrape before it, if any.
+    pub after_ms: Option<i64>,
+    /// The next successful scrape, if any.
+    pub before_ms: Option<i64>,
+    /// When the first scrape went missing or failed: the first failed
+    /// scrape where it was due (within half an interval of the last good
+    /// one plus the usual interval), else that due time.
+    pub first_ms: i64,
+    /// Scrapes due at the usual interval that did not succeed (failed or
+    /// absent).
+    pub missing: u32,
+    /// Of those, scrapes recorded as failed.
+    pub failed: u32,
+}
+
+/// The gaps of one target: intervals longer than 1.5 × the usual one, and
+/// failed scrapes outside them.
+fn gaps(times: &[i64], failed: &[i64], nominal: i64) -> Vec<Gap> {
+    let mut out: Vec<Gap> = Vec::new();
+    let nominal = nominal.max(1);
+    let in_range = |a: Option<i64>, b: Option<i64>| {
+        failed
+            .iter()
+            .copied()
+            .filter(move |&t| a.is_none_or(|a| t > a) && b.is_none_or(|b| t < b))
+    };
+    let mut bounds: Vec<(Option<i64>, Option<i64>)> = Vec::new();
+    if let Some(&first) = times.first() {
+        bounds.push((None, Some(first)));
+        for w in times.windows(2) {
+            bounds.push((Some(w[0]), Some(w[1])));
+        }
+        bounds.push((times.last().copied(), None));
+    } else {
+        bounds.push((None, None));
+    }
+    for (a, b) in bounds {
+        let f: Vec<i64> = in_range(a, b).collect();
+        let long = match (a, b) {
+            (Some(a), Some(b)) => (b - a) * 2 > nominal * 3,
+            _ => false,
+        };
+        if !long && f.is_empty() {
+            continue;
+        }
+        let due = match (a, b) {
+            (Some(a), Some(b)) if long => {
+                (((b - a) as f64 / nominal as f64).round() as u32).saturating_sub(1)
+            }
+            _ => 0,
+        };
+        // A recorded failure where the first scrape was due is the
+        // evidence itself; else the due time.
+        let first = match (a, f.first()) {
+            (Some(a), Some(&t)) if long && t * 2 > (a + nominal) * 2 + nominal => a + nominal,
+            (Some(a), None) => a + nominal,
+            (_, Some(&t)) => t,
+            (None, None) => continue,
+        };
+        out.push(Gap {
+            after_ms: a,
+            before_ms: b,
+            first_ms: first,
+            missing: due.max(f.len() as u32),
+            failed: f.len() as u32,
+        });
+    }
+    out
 }
 
 /// A counter signal summed over its series.
@@ -307,11 +385,19 @@ impl<'a> Query<'a> {
                     }
                 }
             }
+            let mut failed: Vec<i64> = t
+                .scrapes()
+                .iter()
+                .filter(|s| !s.up)
+                .map(|s| s.time_ms)
+                .collect();
+            failed.sort_unstable();
             coverage.push(TargetCoverage {
                 target: t.name().to_string(),
                 kind: t.kind().as_str().to_string(),
                 nominal_ms: nominal,
                 windows,
+                gaps: gaps(times, &failed, nominal),
             });
         }
         let mut restarts = vec![Vec::new(); store.targets().len()];
