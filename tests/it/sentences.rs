@@ -682,3 +682,144 @@ fn a_missing_scrape_is_placed_when_it_was_due() {
         .collect();
     assert_eq!(at, failed, "each failed scrape at its own time");
 }
+
+/// The number just before `at` in `s` ("79" in "79 % served"), if any.
+fn number_before(s: &str, at: usize) -> Option<f64> {
+    let head = s[..at].trim_end();
+    let start = head
+        .rfind(|c: char| !(c.is_ascii_digit() || c == '.' || c == ','))
+        .map_or(0, |i| i + 1);
+    head[start..].replace(',', "").parse().ok()
+}
+
+/// The number at the start of `s`.
+fn number_after(s: &str) -> Option<f64> {
+    let end = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == ','))
+        .unwrap_or(s.len());
+    s[..end].trim_end_matches('.').replace(',', "").parse().ok()
+}
+
+/// What the scan finds wrong in one report's words.
+fn false_phrases(name: &str, text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    // Sentences (and lines) mentioning a burst never quote "0.0 %".
+    for sentence in text.split(['\n', ';']).flat_map(|l| l.split(". ")) {
+        if sentence.to_lowercase().contains("burst") && sentence.contains("0.0 %") {
+            out.push(format!("{name}: a burst beside 0.0 %: {sentence}"));
+        }
+        // A phase line that says steady never describes a queue that grew.
+        if sentence.contains("steady") && sentence.contains("queue grew") {
+            out.push(format!("{name}: steady beside a growing queue: {sentence}"));
+        }
+    }
+    // A ceiling is never below what was served.
+    let key = " % served against a ceiling of ";
+    let mut from = 0;
+    while let Some(i) = text[from..].find(key) {
+        let at = from + i;
+        let served = number_before(text, at);
+        let ceiling = number_after(&text[at + key.len()..]);
+        if let (Some(s), Some(c)) = (served, ceiling)
+            && s > c + 2.0
+        {
+            out.push(format!("{name}: {s} % served against a ceiling of {c} %"));
+        }
+        from = at + key.len();
+    }
+    out
+}
+
+/// The acceptance scan: the Markdown and the page's text of every sample
+/// and every real capture, with no shared prefix stated and with 40, 100
+/// and 300 tokens stated, read end to end for the phrases that gave the
+/// false claims away: "0.0 %" beside a burst, "steady" beside a growing
+/// queue, a ceiling below its measured value. The JSON agrees: no steady
+/// phase has a queue that grew by the overload rule's measure.
+#[test]
+fn every_sample_reads_true_end_to_end() {
+    use vllm_lens_core::analysis::PhaseKind;
+    let mut problems = Vec::new();
+    let mut read = 0;
+    let reports = every_report();
+    for (name, base) in &reports {
+        for shared in [None, Some(40.0), Some(100.0), Some(300.0)] {
+            let r = match shared {
+                None => base.clone(),
+                Some(s) => {
+                    let settings = Settings {
+                        shared_prefix_tokens: Some(s),
+                        ..Settings::default()
+                    };
+                    match name.strip_prefix("real/") {
+                        Some(file) => {
+                            let bytes = std::fs::read(
+                                crate::support::root().join("samples/real").join(file),
+                            )
+                            .expect("capture");
+                            vllm_lens_core::analysis::analyse(
+                                &crate::support::load_bytes(file, &bytes),
+                                &vllm_lens_core::analysis::BundleMeta::default(),
+                                &settings,
+                            )
+                            .expect("report")
+                        }
+                        None => sample_report(name, &settings),
+                    }
+                }
+            };
+            let label = format!("{name} (shared prefix {shared:?})");
+            let md = vllm_lens_core::render::markdown(&r);
+            let html = vllm_lens_core::render::html(&r);
+            // The page's visible text, one line per text node (not the
+            // embedded report data).
+            let doc = scraper::Html::parse_document(&html);
+            let mut page = String::new();
+            for node in doc.root_element().descendants() {
+                let Some(t) = node.value().as_text() else {
+                    continue;
+                };
+                let hidden = node.ancestors().any(|a| {
+                    a.value()
+                        .as_element()
+                        .is_some_and(|e| matches!(e.name(), "script" | "style"))
+                });
+                if !hidden {
+                    page.push_str(t);
+                    page.push('\n');
+                }
+            }
+            problems.extend(false_phrases(&format!("{label} Markdown"), &md));
+            problems.extend(false_phrases(&format!("{label} page"), &page));
+            for p in &r.phases {
+                let grew = p.queue_trend.as_ref().is_some_and(|t| {
+                    t.waiting
+                        .is_some_and(|w| w.last >= w.first + 3.0 && w.last >= 2.0 * w.first)
+                        || t.queue_ms
+                            .is_some_and(|q| q.last >= q.first * 2.0 && q.last >= q.first + 1000.0)
+                });
+                if p.kind == PhaseKind::Steady && grew {
+                    problems.push(format!("{label}: a steady phase whose queue grew: {p:?}"));
+                }
+            }
+            read += 1;
+        }
+    }
+    assert!(read >= 4 * 20, "{read} reports read");
+    assert!(problems.is_empty(), "\n  {}", problems.join("\n  "));
+}
+
+/// The scan finds each phrase it looks for (the false sentences as the
+/// issue quotes them), so its silence on the samples means something.
+#[test]
+fn the_scan_finds_what_it_looks_for() {
+    let bad = "Errors burst 14:02–14:03: 1 of 2,400 finished requests ended in error or abort (0.0 %, against 0.0 % over the capture).\n\
+               09:04–09:10 steady: the queue grew across it (requests waiting 4 → 25).\n\
+               Prefix cache: 79 % served against a ceiling of 27 % from the 40-token shared prefix";
+    let found = false_phrases("bad", bad);
+    assert_eq!(found.len(), 3, "{found:#?}");
+    let fine = "Prefix cache: 27 % served against a ceiling of 27 % from the 40-token shared prefix.\n\
+                09:04–09:10 overload: the queue grew across it.\n\
+                errors burst 14:02–14:03: 52 of 1,310 (4.0 %, against 0.3 % over the capture)";
+    assert!(false_phrases("fine", fine).is_empty());
+}
