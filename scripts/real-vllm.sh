@@ -288,7 +288,7 @@ case "${1:-}" in
         capture "$2" "$4"
         ;;
     scenarios)
-        python3 -c 'import json,sys; [print(f"{k:14} {v[\"describe\"]}") for k, v in json.load(open(sys.argv[1])).items()]' "$HERE/scenarios.json"
+        python3 -c 'import json,sys; [print(k.ljust(14), v["describe"]) for k, v in json.load(open(sys.argv[1])).items()]' "$HERE/scenarios.json"
         ;;
     --check) check ;;
     -h | --help | "") usage ;;

@@ -44,18 +44,14 @@ pub(crate) fn gpu_name(cat: &Catalogue, key: &str) -> String {
 }
 
 /// The finite points of one series.
-fn finite<'a>(times: &'a [i64], values: &'a [f64]) -> impl Iterator<Item = (i64, f64)> + 'a {
-    times
-        .iter()
-        .copied()
-        .zip(values.iter().copied())
-        .filter(|(_, v)| v.is_finite())
+fn finite(points: &[(i64, f64)]) -> impl Iterator<Item = (i64, f64)> + '_ {
+    points.iter().copied().filter(|(_, v)| v.is_finite())
 }
 
 /// True when the target's first scrape already showed the fault: it began
 /// before the capture. A series that appears later (the XID series is
 /// absent until one occurs) began during it.
-fn from_start(p: &Points<'_>, points: &[(i64, f64)], bad: impl Fn(f64) -> bool) -> bool {
+fn from_start(p: &Points, points: &[(i64, f64)], bad: impl Fn(f64) -> bool) -> bool {
     match (points.first(), p.target_first_ms) {
         (Some(&(t, v)), Some(first)) => t == first && bad(v),
         (Some(&(_, v)), None) => bad(v),
@@ -78,7 +74,7 @@ pub(crate) fn faults(q: &Query<'_>, cat: &Catalogue) -> Vec<GpuFault> {
         (Signal::RowRemapFailure, K::RowRemapFailure),
     ] {
         for p in q.points(signal) {
-            let points: Vec<(i64, f64)> = finite(p.times, p.values).collect();
+            let points: Vec<(i64, f64)> = finite(&p.points).collect();
             let bad: Vec<&(i64, f64)> = points.iter().filter(|(_, v)| *v > 0.0).collect();
             let (Some(&&(seen, _)), Some(&&(_, last))) = (bad.first(), bad.last()) else {
                 continue;
@@ -118,7 +114,7 @@ pub(crate) fn faults(q: &Query<'_>, cat: &Catalogue) -> Vec<GpuFault> {
         ),
     ] {
         for p in q.points(signal) {
-            let points: Vec<(i64, f64)> = finite(p.times, p.values).collect();
+            let points: Vec<(i64, f64)> = finite(&p.points).collect();
             let Some(&(seen, _)) = points.iter().find(|(_, v)| *v > 0.0) else {
                 continue;
             };
@@ -150,7 +146,7 @@ pub(crate) fn faults(q: &Query<'_>, cat: &Catalogue) -> Vec<GpuFault> {
     }
     // Clock event reasons: the fault bits seen, ORed.
     for p in q.points(Signal::ClockEventReasons) {
-        let points: Vec<(i64, f64)> = finite(p.times, p.values).collect();
+        let points: Vec<(i64, f64)> = finite(&p.points).collect();
         let fault_bits = |v: f64| {
             let bits = if v >= 0.0 && v < u64::MAX as f64 {
                 v as u64

@@ -816,17 +816,26 @@ impl<'a> Query<'a> {
     /// Every point of each series of a signal, keyed as
     /// [`Query::gauge_series`]: codes, bitmasks and fault counts are read
     /// point by point (the time each value was seen), never averaged or
-    /// rated.
-    pub fn points(&self, signal: Signal) -> Vec<Points<'a>> {
+    /// rated. A pushdown export's gauge gives each window's maximum at the
+    /// window's end.
+    pub fn points(&self, signal: Signal) -> Vec<Points> {
         let r = self.catalogue.get(signal);
         r.series()
             .map(|sid| {
                 let s = self.store.series(sid);
+                let points = match s.pushed().filter(|p| !p.max.is_empty()) {
+                    Some(p) => p.max.clone(),
+                    None => s
+                        .times()
+                        .iter()
+                        .copied()
+                        .zip(s.values().iter().copied())
+                        .collect(),
+                };
                 Points {
                     key: self.unit_key(sid, r.source),
                     sid,
-                    times: s.times(),
-                    values: s.values(),
+                    points,
                     target_first_ms: self
                         .store
                         .target(s.target())
@@ -874,15 +883,13 @@ impl<'a> Query<'a> {
 
 /// One series' points ([`Query::points`]).
 #[derive(Debug, Clone)]
-pub struct Points<'a> {
+pub struct Points {
     /// The GPU (DCGM) or target (others).
     pub key: String,
     /// The series.
     pub sid: SeriesId,
-    /// When each value was seen (ms).
-    pub times: &'a [i64],
-    /// The values.
-    pub values: &'a [f64],
+    /// `(time ms, value)` in time order.
+    pub points: Vec<(i64, f64)>,
     /// The first scrape of the series' target: a series that begins
     /// later appeared during the capture.
     pub target_first_ms: Option<i64>,
