@@ -61,6 +61,8 @@ class Load:
         body = {
             "model": self.model,
             "prompt": prompt,
+            # null in the scenario: the request sets none and the server
+            # gives it max_model_len - prompt.
             "max_tokens": max_tokens,
             # Sampled, without a per-request seed: on the CPU build a seeded
             # request in a preempted or chunked step kills the engine
@@ -70,6 +72,8 @@ class Load:
             "stream_options": {"include_usage": True},
             "stop_token_ids": self.stop_ids,
         }
+        if max_tokens is None:
+            body.pop("max_tokens")
         if kind == "long":
             # Runs past the client's deadline: the client hangs up.
             body["max_tokens"] = self.sc.get("long_tokens", 2000)

@@ -397,7 +397,8 @@ fn errors_and_time_outs_match_the_client() {
 /// The client's TTFT p95 (requests that got a first token) lies in the
 /// bucket the report states for the whole capture, allowing the HTTP and
 /// streaming margin: the client starts its clock before sending and reads
-/// the first token after it crossed the socket (≤ 50 ms + 10 %).
+/// the first token after it crossed the socket (10 % + 50 ms + three times
+/// the mean time outside the engine, measured on the same requests).
 #[test]
 fn client_ttft_p95_lies_in_the_reported_bucket() {
     for c in captures() {
@@ -417,9 +418,17 @@ fn client_ttft_p95_lies_in_the_reported_bucket() {
             c.name,
             ttft.len()
         );
+        // What the engine's histogram cannot see (HTTP, the API server's
+        // event loop, streaming), measured on the same requests: the
+        // client's mean TTFT over the server's. Tiny answers at a high rate
+        // on two shared cores (defaults: 25 ms) make it larger than long
+        // ones (4-8 ms); its tail is allowed three times its mean.
+        let client_mean = ttft.iter().sum::<i64>() as f64 / ttft.len() as f64;
+        let outside = (client_mean - r.summary.latency.ttft_ms.expect("mean TTFT")).max(0.0);
+        let margin = 50.0 + 3.0 * outside;
         assert!(
-            p95 >= lo * 0.9 - 5.0 && p95 <= hi * 1.1 + 50.0,
-            "{}: client TTFT p95 {p95} ms, the report says between {lo} and {hi} ms",
+            p95 >= lo * 0.9 - 5.0 && p95 <= hi * 1.1 + margin,
+            "{}: client TTFT p95 {p95} ms, the report says between {lo} and {hi} ms (margin {margin:.0} ms)",
             c.name
         );
     }

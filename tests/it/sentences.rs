@@ -239,7 +239,7 @@ fn a_gpu_fault_puts_the_verdict_at_risk_and_names_the_gpu() {
         r.verdict.headline
     );
     let xid_words = format!(
-        "{gpu} reported XID 79 (GPU has fallen off the bus) from {}, counts 2 double-bit ECC errors (all during the capture) and had its clocks held down by hw_thermal in 4 of 40 scrapes from {} (DCGM_FI_DEV_XID_ERRORS, DCGM_FI_DEV_ECC_DBE_VOL_TOTAL, DCGM_FI_DEV_CLOCKS_EVENT_REASONS)",
+        "{gpu} reported XID 79 (GPU has fallen off the bus) from {}, counts 2 double-bit ECC errors (all during the capture) and had its clocks held down by hw_thermal in 4 of its 40 scrapes, the first at {} (DCGM_FI_DEV_XID_ERRORS, DCGM_FI_DEV_ECC_DBE_VOL_TOTAL, DCGM_FI_DEV_CLOCKS_EVENT_REASONS)",
         at(20),
         at(30)
     );
@@ -822,4 +822,85 @@ fn the_scan_finds_what_it_looks_for() {
                 09:04–09:10 overload: the queue grew across it.\n\
                 errors burst 14:02–14:03: 52 of 1,310 (4.0 %, against 0.3 % over the capture)";
     assert!(false_phrases("fine", fine).is_empty());
+}
+
+/// Found by a cold review and on a new real capture: every request ending
+/// at exactly its max_tokens is a load test's fixed length (low
+/// confidence, said so); a real server whose clients mostly set no
+/// max_tokens on /v1/completions (samples/real/defaults: a quarter set 16,
+/// the rest got the API's default of 16) is told where the 16 comes from;
+/// batching reads running per replica; a known bug is one of the release
+/// the server states.
+#[test]
+fn advice_names_what_the_capture_is() {
+    use vllm_lens_core::analysis::RecId;
+    use vllm_lens_core::analysis::model::{Confidence, QualityKind};
+    let r = sample_report("a10g-qwen3b-ramp", &Settings::default());
+    let rec = r
+        .recommendations
+        .iter()
+        .find(|x| x.id == RecId::RaiseMaxTokens)
+        .expect("raise max_tokens");
+    assert_eq!(rec.confidence, Confidence::Low);
+    assert!(
+        rec.rationale
+            .contains("the signature of a load test that fixes the answer length"),
+        "{}",
+        rec.rationale
+    );
+    // The server says 0.23.0: the 0.20 bug is not its.
+    assert!(
+        !r.data_quality
+            .notes
+            .iter()
+            .any(|n| n.kind == QualityKind::KnownBug && n.message.contains("vllm#41368")),
+        "{:#?}",
+        r.data_quality.notes
+    );
+
+    let bytes =
+        std::fs::read(crate::support::root().join("samples/real/defaults.zip")).expect("capture");
+    let r = vllm_lens_core::analysis::analyse(
+        &crate::support::load_bytes("defaults.zip", &bytes),
+        &vllm_lens_core::analysis::BundleMeta::default(),
+        &Settings::default(),
+    )
+    .expect("report");
+    let rec = r
+        .recommendations
+        .iter()
+        .find(|x| x.id == RecId::RaiseMaxTokens)
+        .expect("raise max_tokens");
+    assert!(
+        rec.rationale
+            .contains("Most requests went to /v1/completions, which gives 16 tokens to a request that sets no max_tokens"),
+        "{}",
+        rec.rationale
+    );
+    let f = r
+        .analyses
+        .iter()
+        .flat_map(|a| a.findings.iter())
+        .find(|f| f.id == FindingId::WorkloadTruncated)
+        .expect("truncated");
+    assert!(
+        f.title.contains(
+            "(max_tokens 16 on average: what /v1/completions gives requests that set none)"
+        ),
+        "{}",
+        f.title
+    );
+
+    let r = sample_report("two-replicas-rr", &Settings::default());
+    let f = r
+        .analyses
+        .iter()
+        .flat_map(|a| a.findings.iter())
+        .find(|f| f.id == FindingId::EfficiencyBatchingOk)
+        .expect("batching");
+    assert!(
+        f.title.ends_with("running per replica on average"),
+        "{}",
+        f.title
+    );
 }

@@ -186,6 +186,7 @@ pub(crate) fn capacity(i: &CapacityInput<'_>) -> Capacity {
         limits.admission_cap,
         limits.max_num_seqs,
         gpu,
+        model.and_then(|m| m.kv_shape).map(|(_, heads, _)| heads),
     );
     Capacity {
         kv_tokens: kv.tokens.map(f64::round),
@@ -453,11 +454,11 @@ fn limits(i: &CapacityInput<'_>, w: &mut Written) -> Limits {
     let kv_binds = kv_max.is_some_and(|k| k >= KV_FULL_PCT) || (preempting && queued);
     let kv_evidence = match (kv_max, preempting) {
         (Some(k), true) => format!(
-            "KV cache usage peaked at {k:.0} % (vllm:kv_cache_usage_perc) with {} preemptions per minute (vllm:num_preemptions)",
+            "KV cache usage peaked at {k:.1} % (vllm:kv_cache_usage_perc) with {} preemptions per minute (vllm:num_preemptions)",
             num(s.efficiency.preemptions_per_min.unwrap_or(0.0))
         ),
         (Some(k), false) => format!(
-            "KV cache usage peaked at {k:.0} % (vllm:kv_cache_usage_perc), no preemptions; it binds at {KV_FULL_PCT:.0} % or with preemptions"
+            "KV cache usage peaked at {k:.1} % (vllm:kv_cache_usage_perc), no preemptions; it binds at {KV_FULL_PCT:.0} % or with preemptions"
         ),
         (None, _) => "vllm:kv_cache_usage_perc is missing".into(),
     };
@@ -544,9 +545,19 @@ fn limits(i: &CapacityInput<'_>, w: &mut Written) -> Limits {
             ),
             _ => String::new(),
         };
-        format!(
-            "{waited_words} while {below}, and {kv}: what remains in vLLM's scheduler is the step's token budget{steps}"
-        )
+        if queued {
+            format!(
+                "{waited_words} while {below}, and {kv}: what remains in vLLM's scheduler is the step's token budget{steps}"
+            )
+        } else {
+            format!(
+                "no request waited, so the step's token budget held none back{}",
+                budget.map_or(String::new(), |b| format!(
+                    " (--max-num-batched-tokens {})",
+                    num(b)
+                ))
+            )
+        }
     };
 
     let client_evidence = match q.peak_in_flight() {
@@ -1052,8 +1063,14 @@ fn economics(i: &CapacityInput<'_>, w: &mut Written) -> Economics {
             .map(|(c, t)| c * gpu_hours / (t / 1e6))
     };
     let economics = Economics {
-        generated_tokens_per_joule: per_joule(generated),
-        computed_tokens_per_joule: per_joule(computed),
+        // The memory step's figure (the counters' increase over the energy
+        // counter's), so that the report quotes one number; computed
+        // tokens scale it by their share.
+        generated_tokens_per_joule: s.memory.tokens_per_joule.or(per_joule(generated)),
+        computed_tokens_per_joule: match (s.memory.tokens_per_joule, computed, generated) {
+            (Some(t), Some(c), Some(g)) if g > 0.0 => Some(t * c / g),
+            _ => per_joule(computed),
+        },
         cost_per_million_generated: cost(generated),
         cost_per_million_computed: cost(computed),
     };
@@ -1112,6 +1129,7 @@ fn what_ifs(
     cap: Option<f64>,
     max_num_seqs: Option<f64>,
     gpu: Option<&GpuSpec>,
+    kv_heads: Option<u32>,
 ) -> Vec<WhatIf> {
     let requests_for = |tokens: f64| {
         block_size
@@ -1192,7 +1210,13 @@ fn what_ifs(
             assumptions: assumptions.into(),
         });
     }
-    if let Some(f) = floor {
+    // Twice the tensor parallelism only within a node of 8 GPUs (beyond,
+    // the all-reduce crosses the network) and within the model's KV heads
+    // (beyond, each GPU holds whole copies of heads: the pool does not
+    // double).
+    let tp_fits =
+        |tp: f64| 2.0 * tp <= TP_NODE_GPUS && kv_heads.is_none_or(|h| 2.0 * tp <= f64::from(h));
+    if let Some(f) = floor.filter(|f| tp_fits(f.tensor_parallel)) {
         // Per GPU the weights halve; the memory they free joins the pool,
         // and the second GPU brings its own memory.
         let tp = f.tensor_parallel;
@@ -1210,6 +1234,10 @@ fn what_ifs(
     }
     out
 }
+
+/// GPUs in one node (NVLink domain of an HGX board): tensor parallelism
+/// past it crosses the network.
+const TP_NODE_GPUS: f64 = 8.0;
 
 /// The objectives the floor puts out of reach, for the verdict and the
 /// scorecard: `(objective, floor)`.

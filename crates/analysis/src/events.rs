@@ -91,10 +91,17 @@ fn little(q: &Query<'_>, rows: &Rows, replica: &str, at: i64) -> Option<f64> {
     Some(per_min / 60.0 * e2e_ms / 1000.0)
 }
 
-/// Windows of a process's first minutes at the start of the capture: a
-/// replica whose process started less than one window before its first
-/// scrape (or during the capture, before any restart) is warming up until
-/// one window after its start.
+/// How long before the capture a process may have started and still be
+/// warming up when it begins to serve.
+const WARMUP_RECENT_MS: i64 = 5 * 60_000;
+
+/// Windows of a process's first minutes at the start of the capture. A
+/// process that started at most [`WARMUP_RECENT_MS`] before its replica's
+/// first scrape warms up for one window from when it began to serve: its
+/// start if it was already running requests at the first scrape, else the
+/// first scrape with a request running. Anchored on serving, the judgement
+/// does not flip on a capture begun a few seconds earlier or later (a
+/// server ready 59 s after its start, captured at 58 or 62 s).
 pub(crate) fn warmup_windows(
     store: &Store,
     cat: &Catalogue,
@@ -109,12 +116,29 @@ pub(crate) fn warmup_windows(
             continue;
         };
         let start_ms = (s * 1000.0).round() as i64;
-        if start_ms >= first - grid.width_ms {
-            let until = grid
-                .index(start_ms + grid.width_ms)
-                .unwrap_or(grid.count.saturating_sub(1));
-            out.extend(0..=until.min(grid.count.saturating_sub(1)));
+        if start_ms < first - WARMUP_RECENT_MS {
+            continue;
         }
+        let running = queue::per_scrape(store, cat, Signal::Running, *id);
+        let begin = match running.iter().next() {
+            // Running at the first scrape: it served from (about) its start.
+            Some((&t, &r)) if t == first && r > 0.0 => start_ms,
+            _ => match running.iter().find(|(_, r)| **r > 0.0) {
+                Some((&t, _)) => t,
+                None => continue,
+            },
+        };
+        let end = begin + grid.width_ms;
+        if end <= first {
+            continue;
+        }
+        let (Some(from), Some(until)) = (
+            grid.index(first.max(begin)),
+            grid.index(end - 1).or(grid.count.checked_sub(1)),
+        ) else {
+            continue;
+        };
+        out.extend(from..=until);
     }
     out.sort_unstable();
     out.dedup();

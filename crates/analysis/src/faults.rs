@@ -214,10 +214,17 @@ fn body(f: &GpuFault) -> String {
             );
             format!("counts {}{new}", f.detail)
         }
-        K::ClocksHeld => format!(
-            "had its {} in {} of {} scrapes {when}",
-            f.detail, f.scrapes, f.of
-        ),
+        K::ClocksHeld => {
+            let first = if f.before_capture {
+                "from before the capture".to_string()
+            } else {
+                format!("the first at {}", crate::time::hhmm(f.seen_ms))
+            };
+            format!(
+                "had its {} in {} of its {} scrapes, {first}",
+                f.detail, f.scrapes, f.of
+            )
+        }
     }
 }
 

@@ -41,7 +41,7 @@ pub(crate) fn finding(id: FindingId) -> FindingText {
             "Separate prefill from decode (disaggregated serving such as llm-d) if inter-token latency matters; smaller prefill chunks (--max-num-batched-tokens) trade it against time to first token.",
         ),
         F::LatencyDecodeDominates => t(
-            "Requests spend almost all their engine time generating tokens one by one. Work on the prompt side (chunked prefill, prompt compression, prefix caching) cannot move total latency much. Decode is limited by how fast the GPU streams the model's weights from memory, so fewer bytes per token (quantization), more memory bandwidth (tensor parallelism, a faster GPU) or a smaller model is what shortens it.",
+            "Requests spend almost all their engine time generating tokens one by one. Work on the prompt side (chunked prefill, prompt compression, prefix caching) cannot move total latency much. Each decode step streams the model's weights (and the batch's KV cache) from memory, so where the measured inter-token latency sits near the decode floor, fewer bytes per token (quantization), more memory bandwidth (a faster GPU, tensor parallelism within a node) or a smaller model is what shortens it; far above the floor, batch size, scheduling and communication between GPUs weigh more.",
             "",
         ),
         F::LatencyPrefillDominates => t(
@@ -367,7 +367,7 @@ pub(crate) fn rec(id: RecId) -> RecText {
         ),
         R::RaiseMaxTokens => r(
             "Raise the client's max_tokens",
-            "{length} of requests end on length and answers use {used}: answers are being cut off, which users see as truncated output.",
+            "{length} of requests end on length and answers use {used}{cut}",
             "Raise max_tokens in the client (or ask for shorter answers in the prompt); then expect decode time per request to grow.",
             "A deliberately low max_tokens (cost control, UI limits) is a product decision; then the figure is expected.",
         ),

@@ -75,7 +75,7 @@ pub(crate) fn data_quality(
     let resets = resets(q, restarts, &mut notes);
     let gap_windows = gaps(q, &mut notes);
     store_notes(store, layout_mismatch, non_cumulative, &mut notes);
-    known_bugs(cat, &mut notes);
+    known_bugs(cat, stated_version(loaded), &mut notes);
     collect_interval(store, cat, q, &mut notes);
     let diagnostics = loaded.diagnostics.len();
     for d in loaded.diagnostics.iter().take(10) {
@@ -399,11 +399,37 @@ fn store_notes(
     }
 }
 
-/// Known bugs of the inferred release.
-fn known_bugs(cat: &Catalogue, notes: &mut Vec<QualityNote>) {
+/// The release the server states (`/version` in the manifest), when it
+/// reads as one.
+fn stated_version(loaded: &Loaded) -> Option<Version> {
+    let v = loaded
+        .manifest
+        .as_ref()?
+        .environment
+        .as_ref()?
+        .vllm_version
+        .as_deref()?;
+    let mut parts = v
+        .trim()
+        .trim_start_matches('v')
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|p| p.parse::<u16>().ok());
+    Some(Version(
+        parts.next()??,
+        parts.next()??,
+        parts.next().flatten().unwrap_or(0),
+    ))
+}
+
+/// Known bugs of the release: the one the server states, else the range
+/// the data fits.
+fn known_bugs(cat: &Catalogue, stated: Option<Version>, notes: &mut Vec<QualityNote>) {
     let era = &cat.era;
-    // Known bugs of the inferred release.
-    if let (Some(lo), Some(hi)) = (era.min_version, era.max_version) {
+    let range = match stated {
+        Some(v) => (Some(v), Some(v)),
+        None => (era.min_version, era.max_version),
+    };
+    if let (Some(lo), Some(hi)) = range {
         let within = |v: Version| lo <= v && v <= hi;
         let overlaps = |a: Version, b: Version| lo <= b && a <= hi;
         if within(Version(0, 5, 1)) {

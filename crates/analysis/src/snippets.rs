@@ -416,7 +416,7 @@ pub(crate) fn queue_alert(ctx: &Ctx<'_>, c: &Checker<'_>, model: Option<&str>) -
             above: 0.0,
         },
         &format!(
-            "vLLM requests have waited for 2 minutes on {{{{ $labels.instance }}}}: it runs at its admission cap{cap}"
+            "vLLM requests have waited for 2 minutes on {{{{ $labels.instance }}}}: it has no room for more (a sequence slot, KV blocks or the step's token budget){cap}"
         ),
     ))
 }

@@ -165,6 +165,15 @@ pub const WEIGHT_COST: f64 = 5.0;
 /// as a warning, short of calling the answers cut off (`LENGTH_SHARE_PCT`).
 pub const LENGTH_NOTABLE_PCT: f64 = 10.0;
 
+/// Requests ending on length and use of max_tokens (both, %) from which
+/// answers look fixed in length by a load test rather than cut short.
+pub const FIXED_LENGTH_PCT: f64 = 99.0;
+
+/// max_tokens that `/v1/completions` gives a request that sets none (the
+/// OpenAI legacy API's default, which vLLM follows); chat completions give
+/// max_model_len − prompt instead.
+pub const COMPLETIONS_DEFAULT_MAX_TOKENS: f64 = 16.0;
+
 /// Points by which the measured prefix-cache hit rate must exceed the
 /// ceiling from the stated shared prefix before that ceiling is called
 /// wrong (the ceiling uses the mean prompt; hits count per token).

@@ -72,7 +72,13 @@ pub(crate) fn describe_phase(
         PhaseKind::Steady | PhaseKind::Ramp | PhaseKind::Overload => {}
     }
     if let Some(x) = in_flight {
-        let n = x.round();
+        // Under one request in flight on average, the decimal tells an
+        // idle server from a light load.
+        let n = if x < 0.95 {
+            (x * 10.0).round() / 10.0
+        } else {
+            x.round()
+        };
         parts.push(format!(
             "~{} request{} in flight",
             num(n),
@@ -116,7 +122,11 @@ pub(crate) fn describe_phase(
             None => {}
         }
         if let Some(kv) = f.efficiency.kv_cache_pct {
-            parts.push(format!("KV up to {kv:.1} %"));
+            parts.push(if kv > 0.0 && kv < 0.1 {
+                "KV under 0.1 %".to_string()
+            } else {
+                format!("KV up to {kv:.1} %")
+            });
         }
     }
     parts.join(", ")
@@ -543,14 +553,16 @@ fn capacity_words(ctx: &Ctx<'_>) -> Option<String> {
     match (q.queueing_starts_at(), q.peak_in_flight()) {
         (Some(s), _) => Some(format!("requests queue from {} in flight", num(s))),
         (None, Some(p)) => Some(format!(
-            "nothing queued up to {} requests in flight{}",
-            num(p),
+            "nothing queued up to {} in flight{}",
+            plural(p.round() as usize, "request", "requests"),
             ctx.summary
                 .efficiency
                 .kv_cache_pct
-                .map_or(String::new(), |k| format!(
-                    " with the KV cache at most {k:.1} % full"
-                ))
+                .map_or(String::new(), |k| if k < 0.1 {
+                    " with the KV cache under 0.1 % full".to_string()
+                } else {
+                    format!(" with the KV cache at most {k:.1} % full")
+                })
         )),
         _ => None,
     }

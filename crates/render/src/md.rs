@@ -44,7 +44,15 @@ const MAX_NARRATIVE: usize = 6;
 const MAX_EVENTS: usize = 5;
 
 /// Key figures of one column (a phase or the whole capture).
-fn key_figures(s: &Summary, in_flight: Option<f64>) -> Vec<String> {
+fn key_figures(s: &Summary, in_flight: Option<f64>, cpu: bool) -> Vec<String> {
+    // A CPU server has no GPU to read: its GPU figures do not apply.
+    let gpu_val = |v: Option<f64>, unit: &str| {
+        if cpu && v.is_none() {
+            "n/a (CPU)".to_string()
+        } else {
+            val(v, unit)
+        }
+    };
     let l = &s.latency;
     let e = &s.efficiency;
     let g = &s.gpu;
@@ -62,12 +70,16 @@ fn key_figures(s: &Summary, in_flight: Option<f64>) -> Vec<String> {
         ),
         val(e.gen_tokens_per_sec, ""),
         val(e.kv_cache_pct, "%"),
-        format!(
-            "{} / {}",
-            val(g.tensor_active_pct_avg, "%"),
-            val(g.dram_active_pct_avg, "%")
-        ),
-        val(s.memory.tokens_per_joule, ""),
+        if cpu && g.tensor_active_pct_avg.is_none() && g.dram_active_pct_avg.is_none() {
+            "n/a (CPU)".to_string()
+        } else {
+            format!(
+                "{} / {}",
+                val(g.tensor_active_pct_avg, "%"),
+                val(g.dram_active_pct_avg, "%")
+            )
+        },
+        gpu_val(s.memory.tokens_per_joule, ""),
         val(s.outcomes.error_abort_pct, "%"),
     ]
 }
@@ -194,13 +206,14 @@ pub fn render(r: &Report) -> String {
         .iter()
         .filter(|p| matches!(p.kind, PhaseKind::Steady | PhaseKind::Overload))
         .collect();
+    let cpu = r.deployment.gpus == 0 && r.deployment.device.as_deref() == Some("cpu");
     let columns: Vec<(String, Vec<String>)> = if steady.len() > 1 {
         steady
             .iter()
             .map(|p| {
                 (
                     words::phase_label(p),
-                    key_figures(&p.figures, p.in_flight_avg),
+                    key_figures(&p.figures, p.in_flight_avg, cpu),
                 )
             })
             .collect()
@@ -219,7 +232,7 @@ pub fn render(r: &Report) -> String {
             });
         vec![(
             "whole capture".to_string(),
-            key_figures(&r.summary, in_flight),
+            key_figures(&r.summary, in_flight, cpu),
         )]
     };
     let _ = writeln!(o, "\n### Key figures\n");

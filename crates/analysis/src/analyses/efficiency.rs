@@ -179,6 +179,9 @@ fn ceiling(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
 
 fn batching(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let e = &ctx.summary.efficiency;
+    // Each engine step serves one replica's batch: running per replica.
+    let replicas = ctx.replicas.max(1) as f64;
+    let per = if replicas > 1.0 { " per replica" } else { "" };
     let evidence = |tpi: f64, running: f64| {
         vec![
             ctx.ev(
@@ -188,21 +191,21 @@ fn batching(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 &[Signal::IterationTokens],
             ),
             ctx.ev(
-                "running (mean)",
+                &format!("running (mean{per})"),
                 Some(running),
                 "requests",
                 &[Signal::Running],
             ),
         ]
     };
-    match (e.tokens_per_iteration, e.running_avg) {
+    match (e.tokens_per_iteration, e.running_avg.map(|r| r / replicas)) {
         (Some(tpi), Some(running))
             if running >= BATCHING_MIN_RUNNING && tpi < BATCHING_BROKEN_TOKENS =>
         {
             out.push(finding(
                 F::EfficiencyBatchingBroken,
                 Severity::Fail,
-                format!("{tpi:.1} tokens per engine step with {running:.0} requests running"),
+                format!("{tpi:.1} tokens per engine step with {running:.0} requests running{per}"),
                 evidence(tpi, running),
                 &[],
             ))
@@ -211,7 +214,7 @@ fn batching(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             F::EfficiencyBatchingOk,
             Severity::Pass,
             format!(
-                "Continuous batching works: {tpi:.1} tokens per step with {running:.1} running on average"
+                "Continuous batching works: {tpi:.1} tokens per step with {running:.1} running{per} on average"
             ),
             evidence(tpi, running),
             &[],

@@ -7,8 +7,8 @@ use super::{Ctx, finding, missing};
 use crate::ids::FindingId as F;
 use crate::model::{Finding, Severity};
 use crate::thresholds::{
-    DECODE_HEAVY_RATIO, LENGTH_NOTABLE_PCT, LENGTH_SHARE_PCT, PREFILL_HEAVY_RATIO,
-    SHAPE_CHANGE_FACTOR, TRUNCATION_UTIL_PCT,
+    COMPLETIONS_DEFAULT_MAX_TOKENS, DECODE_HEAVY_RATIO, LENGTH_NOTABLE_PCT, LENGTH_SHARE_PCT,
+    PREFILL_HEAVY_RATIO, SHAPE_CHANGE_FACTOR, TRUNCATION_UTIL_PCT,
 };
 
 /// The first and second half of the windows with a ratio: (first, second,
@@ -50,6 +50,22 @@ pub(crate) fn max_tokens_diluted(ctx: &Ctx<'_>) -> bool {
         (ctx.summary.workload.max_tokens_utilisation_pct, length_share(ctx)),
         (Some(u), Some(s)) if u < s
     )
+}
+
+/// True when most HTTP requests went to `/v1/completions` and max_tokens
+/// is 16 on average: the legacy completions API's default for requests
+/// that set none, so the requests cut at it may not have asked for 16.
+pub(crate) fn completions_default(ctx: &Ctx<'_>) -> bool {
+    let by = &ctx.summary.outcomes.http_per_min_by_handler;
+    let all: f64 = by.values().flat_map(|s| s.values()).sum();
+    let completions: f64 = by.get("/v1/completions").map_or(0.0, |s| s.values().sum());
+    all > 0.0
+        && completions >= 0.5 * all
+        && ctx
+            .summary
+            .workload
+            .avg_max_tokens
+            .is_some_and(|m| (m - COMPLETIONS_DEFAULT_MAX_TOKENS).abs() < 0.5)
 }
 
 /// True when answers are cut at max_tokens.
@@ -138,8 +154,13 @@ pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
     };
     let share_words = |s: f64| {
         format!(
-            "{} of requests end on length",
-            crate::verdict::share_text(Some(s))
+            "{} of requests end on length{}",
+            crate::verdict::share_text(Some(s)),
+            if completions_default(ctx) {
+                " (max_tokens 16 on average: what /v1/completions gives requests that set none)"
+            } else {
+                ""
+            }
         )
     };
     match share {

@@ -26,7 +26,7 @@ fn how(f: &GpuFault) -> String {
         ),
         K::EccDoubleBit | K::UncorrectableRemappedRows => "take it out of service (cordon the node, or take its replica out of the load balancer), reset it so that the driver retires or remaps the failed memory (nvidia-smi -r, or reboot the node), read nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER and run dcgmi diag -r 3 before it serves again".to_string(),
         K::RowRemapFailure => "take it out of service and have the board replaced: its memory could not replace a failed row (nvidia-smi -q -d ROW_REMAPPER shows the remap state)".to_string(),
-        K::ClocksHeld => "read nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER on the node while it serves, which shows the reason active now: thermal reasons point at cooling and airflow, hw_power_brake and hw_slowdown at the power supply or the board".to_string(),
+        K::ClocksHeld => "read nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER on the node under load (it shows the reason active now): thermal reasons point at cooling and airflow, hw_power_brake and hw_slowdown at the power supply or the board".to_string(),
     }
 }
 
@@ -64,6 +64,7 @@ fn investigate_gpu_fault(i: &In<'_>) -> Option<Fired> {
     if xid {
         caveat.push("Some XIDs follow the application's own fault (13, 31 and 43 often do), not the hardware's; the catalogue entry says which.");
     }
+    caveat.push("On a cloud instance, the board's cooling and memory are the provider's: stopping and starting the instance moves it to other hardware.");
     if old {
         caveat.push("A fault already showing at the first scrape may be old: the last XID and the ECC counts hold until the driver reloads, remapped rows for the board's life.");
     }

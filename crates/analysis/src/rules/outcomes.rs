@@ -274,6 +274,11 @@ fn raise_max_tokens(i: &In<'_>) -> Option<Fired> {
     }
     let share = workload::length_share(ctx);
     let util = ctx.summary.workload.max_tokens_utilisation_pct;
+    // Every request stopped at exactly its max_tokens: a load test that
+    // fixes the answer length (ignore_eos), not users' answers cut short.
+    use crate::thresholds::FIXED_LENGTH_PCT;
+    let fixed = share.is_some_and(|s| s >= FIXED_LENGTH_PCT)
+        && util.is_some_and(|u| (FIXED_LENGTH_PCT..=200.0 - FIXED_LENGTH_PCT).contains(&u));
     let mut f = Fired::new(
         vec![up(Knob::ClientMaxTokens)],
         vec![(A::Quality, 1.0)],
@@ -290,8 +295,19 @@ fn raise_max_tokens(i: &In<'_>) -> Option<Fired> {
                     None => "? of max_tokens".to_string(),
                 },
             ),
+            (
+                "cut",
+                if workload::completions_default(ctx) {
+                    ": answers are being cut off. Most requests went to /v1/completions, which gives 16 tokens to a request that sets no max_tokens; set max_tokens in each request to what its answer needs."
+                } else if fixed {
+                    ": every request stopped at exactly its max_tokens, the signature of a load test that fixes the answer length (ignore_eos with a fixed max_tokens). If real users send these requests, their answers are cut off."
+                } else {
+                    ": answers are being cut off, which users see as truncated output."
+                }
+                .to_string(),
+            ),
         ],
-        Confidence::High,
+        if fixed { Confidence::Low } else { Confidence::High },
     );
     f.evidence = vec![
         ctx.ev(

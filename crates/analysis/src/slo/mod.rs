@@ -206,7 +206,8 @@ pub(super) fn quantile(
             ms_text(e * 1000.0)
         )
     });
-    let above = if proof.edge_above.is_finite() {
+    // The objective on a bucket edge: both edges are that edge, said once.
+    let above = if proof.edge_above.is_finite() && proof.edge_below != Some(proof.edge_above) {
         format!(
             "{} within {}",
             pct(proof.share_above),
