@@ -904,3 +904,21 @@ fn advice_names_what_the_capture_is() {
         f.title
     );
 }
+
+/// The headroom over the whole capture can hide a load level's: the ramp
+/// sample's inter-token p95 is 10–25 ms over the capture but 25–50 ms at
+/// ~30 in flight, and the headroom line says both.
+#[test]
+fn headroom_names_the_worst_load_level() {
+    let r = sample_report("a10g-qwen3b-ramp", &Settings::default());
+    let line = r
+        .verdict
+        .narrative
+        .iter()
+        .find(|l| l.starts_with("Headroom:"))
+        .expect("a headroom line");
+    assert!(
+        line.contains("inter-token p95 between 10 and 25 ms over the capture, between 25 and 50 ms at ~30 in flight (14:05–14:10) against 50 ms"),
+        "{line}"
+    );
+}

@@ -604,12 +604,49 @@ fn narrative(ctx: &Ctx<'_>, timeline: &[TimelineEvent]) -> Vec<String> {
             .iter()
             .filter(|s| s.status == SloStatus::Pass)
             .map(|s| match s.id {
-                SloId::TtftP95 | SloId::ItlP95 => format!(
-                    "{} {} against {}",
-                    objective_name(s.id),
-                    quantile_words(s),
-                    ms_text(s.threshold)
-                ),
+                SloId::TtftP95 | SloId::ItlP95 => {
+                    // The whole capture's p95 can hide a load level's: the
+                    // worst level is said beside it when its bucket is
+                    // higher.
+                    let of = |p: &Phase| {
+                        let b = &p.figures.latency.bounds;
+                        if s.id == SloId::TtftP95 {
+                            b.ttft_p95_ms
+                        } else {
+                            b.itl_p95_ms
+                        }
+                    };
+                    let worst = ctx
+                        .phases
+                        .iter()
+                        .filter(|p| p.kind.is_load())
+                        .filter_map(|p| of(p).map(|b| (p, b)))
+                        .max_by(|a, b| {
+                            a.1.low.total_cmp(&b.1.low).then(
+                                a.1.high
+                                    .unwrap_or(f64::INFINITY)
+                                    .total_cmp(&b.1.high.unwrap_or(f64::INFINITY)),
+                            )
+                        })
+                        .filter(|(_, b)| {
+                            s.bounds
+                                .is_some_and(|w| b.low >= w.high.unwrap_or(f64::INFINITY))
+                        });
+                    let level = worst.map_or(String::new(), |(p, b)| {
+                        format!(
+                            " over the capture, {} at ~{} in flight ({})",
+                            bucket_text(b.low, b.high.unwrap_or(f64::INFINITY)),
+                            num(p.in_flight_avg.unwrap_or_default().round()),
+                            span(p.start_ms, p.end_ms)
+                        )
+                    });
+                    format!(
+                        "{} {}{level} against {}",
+                        objective_name(s.id),
+                        quantile_words(s),
+                        ms_text(s.threshold)
+                    )
+                }
                 SloId::QueueAtConcurrency => match s.queueing_starts_at {
                     Some(start) => format!(
                         "queueing from {} in flight against {}",
