@@ -365,8 +365,18 @@ fn keda(c: &Checker<'_>, name: &str, e: Expr, comment: &str) -> Snippet {
         _ => ("Value", 1.0),
     };
     let (check, most) = c.trigger(&e);
+    // Fewer than run now: it would scale in, and each replica would carry
+    // more than the capture saw one carry.
+    let fewer = if most > 0 && (most as usize) < c.replicas {
+        format!(
+            "\n# That is fewer than the {} replicas running: set minReplicaCount: {} unless the load per replica after a scale-in has been tested.",
+            c.replicas, c.replicas
+        )
+    } else {
+        String::new()
+    };
     let text = format!(
-        "# KEDA ScaledObject (excerpt). {comment}\n# Over this capture it would have asked for up to {most} replica(s).\n# Set serverAddress to your Prometheus.\nspec:\n  advanced:\n    horizontalPodAutoscalerConfig:\n      behavior:\n        scaleDown:\n          stabilizationWindowSeconds: {}\n  triggers:\n    - type: prometheus\n      metricType: {metric_type}\n      metadata:\n        serverAddress: ${{PROMETHEUS_URL}}\n        query: {}\n        threshold: \"{}\"\n",
+        "# KEDA ScaledObject (excerpt). {comment}\n# Over this capture it would have asked for up to {most} replica(s).{fewer}\n# Set serverAddress to your Prometheus.\nspec:\n  advanced:\n    horizontalPodAutoscalerConfig:\n      behavior:\n        scaleDown:\n          stabilizationWindowSeconds: {}\n  triggers:\n    - type: prometheus\n      metricType: {metric_type}\n      metadata:\n        serverAddress: ${{PROMETHEUS_URL}}\n        query: {}\n        threshold: \"{}\"\n",
         STABILISATION_MS / 1000,
         quoted(&expr),
         fmt(threshold)
