@@ -1253,18 +1253,17 @@ mod tests {
     use super::meeting;
     use crate::model::{MeetingFrom, TooFew};
 
+    /// (figure, windows behind it, from, too few above it).
+    type Expected = (
+        Option<f64>,
+        usize,
+        Option<MeetingFrom>,
+        Option<(f64, usize)>,
+    );
+
     /// (proving windows' concurrencies, proving phases (mean, windows)) →
     /// (figure, windows behind it, from, too few above it).
-    fn check(
-        windows: &[f64],
-        phases: &[(f64, usize)],
-        expect: (
-            Option<f64>,
-            usize,
-            Option<MeetingFrom>,
-            Option<(f64, usize)>,
-        ),
-    ) {
+    fn check(windows: &[f64], phases: &[(f64, usize)], expect: Expected) {
         let (at, n, from, too_few) = meeting(windows, phases);
         assert_eq!(
             (at, n, from, too_few.map(|t: TooFew| (t.at, t.windows))),
