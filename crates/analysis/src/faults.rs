@@ -22,6 +22,17 @@ pub(crate) const FAULT_CLOCK_REASONS: &[(u64, &str)] = &[
     (0x80, "hw_power_brake"),
 ];
 
+/// The signal that shows a kind of fault.
+pub(crate) fn signal(k: K) -> Signal {
+    match k {
+        K::Xid => Signal::Xid,
+        K::EccDoubleBit => Signal::EccDbe,
+        K::UncorrectableRemappedRows => Signal::UncorrectableRemappedRows,
+        K::RowRemapFailure => Signal::RowRemapFailure,
+        K::ClocksHeld => Signal::ClockEventReasons,
+    }
+}
+
 /// "GPU 0 (NVIDIA A10G) on ip-10-0-1-23", from the catalogue's GPUs.
 pub(crate) fn gpu_name(cat: &Catalogue, key: &str) -> String {
     let Some(g) = cat.gpus.iter().find(|g| g.key == key) else {

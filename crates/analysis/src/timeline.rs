@@ -192,50 +192,7 @@ pub(crate) fn timeline(ctx: &Ctx<'_>, q: &Query<'_>) -> Vec<TimelineEvent> {
             r.lost_signals(),
         ));
     }
-    // Scrape gaps, at the time the first scrape went missing or failed
-    // (gaps less than a window apart read as one).
-    for cov in q.coverage() {
-        let mut merged: Vec<vllm_lens_query::Gap> = Vec::new();
-        for g in &cov.gaps {
-            match merged.last_mut() {
-                Some(m)
-                    if g.first_ms - m.before_ms.unwrap_or(m.first_ms) <= ctx.settings.window_ms =>
-                {
-                    m.before_ms = g.before_ms;
-                    m.missing += g.missing;
-                    m.failed += g.failed;
-                }
-                _ => merged.push(g.clone()),
-            }
-        }
-        for g in merged {
-            let until = g.before_ms.map_or_else(
-                || "none successful after it".to_string(),
-                |t| format!("the next successful one at {}", crate::time::hhmmss(t)),
-            );
-            let failed = if g.failed > 0 {
-                format!(
-                    " ({} failed scrape{} recorded)",
-                    g.failed,
-                    if g.failed == 1 { "" } else { "s" }
-                )
-            } else {
-                String::new()
-            };
-            out.push(TimelineEvent {
-                time_ms: g.first_ms,
-                kind: K::ScrapeGap,
-                subject: Scope::Replica(cov.target.clone()),
-                description: format!(
-                    "{}: {} missing or failed from {}, {until}{failed}",
-                    cov.target,
-                    crate::text::plural(g.missing.max(1) as usize, "scrape", "scrapes"),
-                    crate::time::hhmmss(g.first_ms),
-                ),
-                evidence: Vec::new(),
-            });
-        }
-    }
+    gap_events(ctx, q, &mut out);
     // Load steps between phases, and error bursts.
     let mut previous: Option<&crate::model::Phase> = None;
     for p in ctx.phases {
@@ -290,17 +247,69 @@ pub(crate) fn timeline(ctx: &Ctx<'_>, q: &Query<'_>) -> Vec<TimelineEvent> {
             &[Signal::GenerationTokens, Signal::PromptTokens],
         ));
     }
+    fault_events(ctx, &mut out);
+    out.sort_by(|a, b| a.time_ms.cmp(&b.time_ms).then_with(|| a.kind.cmp(&b.kind)));
+    out
+}
+
+/// Scrape gaps, at the time the first scrape went missing or failed.
+fn gap_events(ctx: &Ctx<'_>, q: &Query<'_>, out: &mut Vec<TimelineEvent>) {
+    // Scrape gaps, at the time the first scrape went missing or failed
+    // (gaps less than a window apart read as one).
+    for cov in q.coverage() {
+        let mut merged: Vec<vllm_lens_query::Gap> = Vec::new();
+        for g in &cov.gaps {
+            match merged.last_mut() {
+                Some(m)
+                    if g.first_ms - m.before_ms.unwrap_or(m.first_ms) <= ctx.settings.window_ms =>
+                {
+                    m.before_ms = g.before_ms;
+                    m.missing += g.missing;
+                    m.failed += g.failed;
+                }
+                _ => merged.push(g.clone()),
+            }
+        }
+        for g in merged {
+            let until = g.before_ms.map_or_else(
+                || "none successful after it".to_string(),
+                |t| format!("the next successful one at {}", crate::time::hhmmss(t)),
+            );
+            let failed = if g.failed > 0 {
+                format!(
+                    " ({} failed scrape{} recorded)",
+                    g.failed,
+                    if g.failed == 1 { "" } else { "s" }
+                )
+            } else {
+                String::new()
+            };
+            out.push(TimelineEvent {
+                time_ms: g.first_ms,
+                kind: K::ScrapeGap,
+                subject: Scope::Replica(cov.target.clone()),
+                description: format!(
+                    "{}: {} missing or failed from {}, {until}{failed}",
+                    cov.target,
+                    crate::text::plural(g.missing.max(1) as usize, "scrape", "scrapes"),
+                    crate::time::hhmmss(g.first_ms),
+                ),
+                evidence: Vec::new(),
+            });
+        }
+    }
+}
+
+/// Hardware faults at the scrape that first showed them.
+fn fault_events(ctx: &Ctx<'_>, out: &mut Vec<TimelineEvent>) {
     // Hardware faults at the scrape that first showed them.
     for f in ctx.faults {
-        let (kind, signal) = match f.kind {
-            crate::ids::GpuFaultKind::Xid => (K::Xid, Signal::Xid),
-            crate::ids::GpuFaultKind::EccDoubleBit => (K::GpuFault, Signal::EccDbe),
-            crate::ids::GpuFaultKind::UncorrectableRemappedRows => {
-                (K::GpuFault, Signal::UncorrectableRemappedRows)
-            }
-            crate::ids::GpuFaultKind::RowRemapFailure => (K::GpuFault, Signal::RowRemapFailure),
-            crate::ids::GpuFaultKind::ClocksHeld => (K::GpuFault, Signal::ClockEventReasons),
+        let kind = if f.kind == crate::ids::GpuFaultKind::Xid {
+            K::Xid
+        } else {
+            K::GpuFault
         };
+        let signal = crate::faults::signal(f.kind);
         out.push(event(
             ctx,
             f.seen_ms,
@@ -313,6 +322,4 @@ pub(crate) fn timeline(ctx: &Ctx<'_>, q: &Query<'_>) -> Vec<TimelineEvent> {
             &[signal],
         ));
     }
-    out.sort_by(|a, b| a.time_ms.cmp(&b.time_ms).then_with(|| a.kind.cmp(&b.kind)));
-    out
 }

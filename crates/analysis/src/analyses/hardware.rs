@@ -269,13 +269,7 @@ fn faults(ctx: &Ctx<'_>) -> Vec<Finding> {
         let evidence = these
             .iter()
             .map(|f| {
-                let signal = match f.kind {
-                    K::Xid => Signal::Xid,
-                    K::EccDoubleBit => Signal::EccDbe,
-                    K::UncorrectableRemappedRows => Signal::UncorrectableRemappedRows,
-                    K::RowRemapFailure => Signal::RowRemapFailure,
-                    K::ClocksHeld => Signal::ClockEventReasons,
-                };
+                let signal = crate::faults::signal(f.kind);
                 let (label, unit) = match f.kind {
                     K::Xid => ("XID code", ""),
                     K::EccDoubleBit => ("double-bit ECC errors", "errors"),

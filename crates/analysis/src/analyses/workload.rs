@@ -118,6 +118,28 @@ pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
         }
         None => out.push(missing(F::WorkloadTokensMissing, "Token flow", &tokens)),
     }
+    truncation(ctx, &mut out);
+    if let Some((a, b, at)) = shape_change(ctx) {
+        out.push(finding(
+            F::WorkloadShapeChanged,
+            Severity::Warn,
+            format!("The workload changed shape: generated/prompt went from {a:.2} to {b:.2}"),
+            vec![ctx.ev_at(
+                "generated ÷ prompt, first half → second half",
+                Some(b / a),
+                "×",
+                &tokens,
+                vec![at],
+            )],
+            &[],
+        ));
+    }
+    out
+}
+
+/// Truncation at max_tokens, the share that ends on length first.
+fn truncation(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let w = &ctx.summary.workload;
     // Truncation at max_tokens: the share that ends on length first (a
     // count of requests, whatever their max_tokens); the mean use of
     // max_tokens after it, unless server defaults inflate that mean.
@@ -219,20 +241,4 @@ pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
             }
         }
     }
-    if let Some((a, b, at)) = shape_change(ctx) {
-        out.push(finding(
-            F::WorkloadShapeChanged,
-            Severity::Warn,
-            format!("The workload changed shape: generated/prompt went from {a:.2} to {b:.2}"),
-            vec![ctx.ev_at(
-                "generated ÷ prompt, first half → second half",
-                Some(b / a),
-                "×",
-                &tokens,
-                vec![at],
-            )],
-            &[],
-        ));
-    }
-    out
 }

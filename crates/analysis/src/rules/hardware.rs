@@ -1,8 +1,6 @@
 //! Rules on the hardware: a GPU that reported a fault is diagnosed before
 //! anything is tuned on it.
 
-use vllm_lens_catalog::Signal;
-
 use super::{Fired, In, Rule};
 use crate::faults;
 use crate::ids::{Addresses as A, GpuFaultKind as K, RecId};
@@ -27,16 +25,6 @@ fn how(f: &GpuFault) -> String {
         K::EccDoubleBit | K::UncorrectableRemappedRows => "take it out of service (cordon the node, or take its replica out of the load balancer), reset it so that the driver retires or remaps the failed memory (nvidia-smi -r, or reboot the node), read nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER and run dcgmi diag -r 3 before it serves again".to_string(),
         K::RowRemapFailure => "take it out of service and have the board replaced: its memory could not replace a failed row (nvidia-smi -q -d ROW_REMAPPER shows the remap state)".to_string(),
         K::ClocksHeld => "read nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER on the node under load (it shows the reason active now): thermal reasons point at cooling and airflow, hw_power_brake and hw_slowdown at the power supply or the board".to_string(),
-    }
-}
-
-fn signal(k: K) -> Signal {
-    match k {
-        K::Xid => Signal::Xid,
-        K::EccDoubleBit => Signal::EccDbe,
-        K::UncorrectableRemappedRows => Signal::UncorrectableRemappedRows,
-        K::RowRemapFailure => Signal::RowRemapFailure,
-        K::ClocksHeld => Signal::ClockEventReasons,
     }
 }
 
@@ -99,7 +87,7 @@ fn investigate_gpu_fault(i: &In<'_>) -> Option<Fired> {
                 } else {
                     ""
                 },
-                &[signal(x.kind)],
+                &[faults::signal(x.kind)],
                 ctx.window_of(x.seen_ms).into_iter().collect(),
             )
         })
