@@ -1,209 +1,13 @@
-//! Levers: the settings a recommendation turns, and which way.
-//!
-//! Every recommendation declares its levers (a [`Knob`] and a
-//! [`Direction`]); the checks that keep advice consistent are made on
-//! them, never on words:
-//!
-//! - **Opposites.** No report holds two levers on the same knob in opposite
-//!   directions: the lower-ranked recommendation is withheld.
-//! - **The server's state.** Each knob says, per direction, what in the
-//!   capture forbids turning it ([`Lever::blocked`]): more sequences while
-//!   the KV cache is full, a longer `max_tokens` while the KV cache runs
-//!   out, smaller prefill chunks while time to first token is in doubt...
-//! - **The platform.** Each knob says where it exists ([`Knob::platforms`]):
-//!   no `--gpu-memory-utilization` or tensor parallelism on a CPU server.
-//! - **The configuration.** A KV pool fixed by `num_gpu_blocks_override`
-//!   does not grow with memory; prefix caching already on is not turned on.
-//!
-//! `docs/report-schema.md` has the table.
-
-use std::fmt;
-
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+//! The lever checks: what in the capture forbids turning each knob each
+//! way (rules L1-L13 of `docs/report-schema.md`). The levers themselves
+//! (a [`Knob`] and a [`Direction`]) are the report model's
+//! ([`vllm_lens_model::levers`]).
 
 use crate::ids::SloId;
-use crate::model::{Deployment, SloStatus};
+use crate::model::SloStatus;
 use crate::thresholds::{KV_FULL_PCT, KV_WARN_PCT};
 
-/// What the server runs on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Platform {
-    /// A GPU was seen (DCGM, nvidia-smi) or the manifest names one.
-    Gpu,
-    /// The manifest says CPU and no GPU was seen.
-    Cpu,
-    /// Nothing says (a plain scrape of `/metrics` without DCGM).
-    Unknown,
-}
-
-impl Platform {
-    /// The platform as the bundle tells it.
-    pub fn of(d: &Deployment) -> Platform {
-        match d.device.as_deref() {
-            _ if d.gpus > 0 => Platform::Gpu,
-            Some("cpu") => Platform::Cpu,
-            Some(_) => Platform::Gpu,
-            None if d.gpu_model.is_some() => Platform::Gpu,
-            None => Platform::Unknown,
-        }
-    }
-}
-
-macro_rules! knobs {
-    ($( $(#[$m:meta])* $var:ident = $s:literal, )*) => {
-        /// A setting a recommendation can turn.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
-        pub enum Knob {
-            $( $(#[$m])* #[serde(rename = $s)] $var, )*
-        }
-
-        impl Knob {
-            /// Every knob.
-            pub const ALL: &'static [Knob] = &[$(Knob::$var,)*];
-
-            /// The JSON string.
-            pub fn as_str(self) -> &'static str {
-                match self { $(Knob::$var => $s,)* }
-            }
-        }
-    };
-}
-
-knobs! {
-    /// `--max-num-seqs`: sequences the engine runs at once.
-    MaxNumSeqs = "max_num_seqs",
-    /// `--max-num-batched-tokens`: the token budget of one engine step.
-    MaxNumBatchedTokens = "max_num_batched_tokens",
-    /// The KV cache's memory: `--gpu-memory-utilization` on a GPU,
-    /// `VLLM_CPU_KVCACHE_SPACE` on a CPU.
-    KvCacheMemory = "kv_cache_memory",
-    /// Bytes per KV element (`--kv-cache-dtype fp8`: down).
-    KvCacheBytes = "kv_cache_bytes",
-    /// Bytes per weight (FP8 or INT4 weights: down).
-    WeightBytes = "weight_bytes",
-    /// `--tensor-parallel-size`.
-    TensorParallel = "tensor_parallel",
-    /// `--num-gpu-blocks-override` (down: removed, the pool sized by memory).
-    BlocksOverride = "num_gpu_blocks_override",
-    /// Replicas behind the load balancer (or an autoscaler's target).
-    Replicas = "replicas",
-    /// `--enable-prefix-caching` (up: on).
-    PrefixCaching = "prefix_caching",
-    /// `--block-size`.
-    BlockSize = "block_size",
-    /// `--api-server-count`, or the API server's CPU.
-    ApiServers = "api_servers",
-    /// Prefix- or session-aware routing across replicas (up: on).
-    PrefixRouting = "prefix_routing",
-    /// Prefill and decode on separate workers (up: on).
-    Disaggregation = "disaggregation",
-    /// The client's `max_tokens`.
-    ClientMaxTokens = "client_max_tokens",
-    /// The client's time-out.
-    ClientTimeout = "client_timeout",
-    /// Prompt tokens per request (trimmed history, retrieved text).
-    PromptTokens = "prompt_tokens",
-    /// Shared text first in the prompt, byte-identical (up: standardised).
-    PromptPrefixOrder = "prompt_prefix_order",
-}
-
-impl fmt::Display for Knob {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// Which way a lever turns a knob (on is up, off is down).
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Direction {
-    /// More, larger, on.
-    Up,
-    /// Fewer, smaller, off.
-    Down,
-}
-
-impl Direction {
-    /// The other way.
-    pub fn opposite(self) -> Direction {
-        match self {
-            Direction::Up => Direction::Down,
-            Direction::Down => Direction::Up,
-        }
-    }
-}
-
-/// A knob turned one way.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-)]
-pub struct Lever {
-    /// The setting.
-    pub knob: Knob,
-    /// Which way.
-    pub direction: Direction,
-}
-
-/// Shorthand for a lever.
-pub const fn up(knob: Knob) -> Lever {
-    Lever {
-        knob,
-        direction: Direction::Up,
-    }
-}
-
-/// Shorthand for a lever.
-pub const fn down(knob: Knob) -> Lever {
-    Lever {
-        knob,
-        direction: Direction::Down,
-    }
-}
-
-impl Knob {
-    /// Where the knob exists. A knob for GPUs only is also offered where the
-    /// platform is unknown (most vLLM servers run on GPUs), never on a CPU
-    /// server.
-    pub fn platforms(self) -> &'static [Platform] {
-        const ALL: &[Platform] = &[Platform::Gpu, Platform::Cpu, Platform::Unknown];
-        const GPU: &[Platform] = &[Platform::Gpu, Platform::Unknown];
-        match self {
-            Knob::KvCacheBytes | Knob::WeightBytes | Knob::TensorParallel => GPU,
-            _ => ALL,
-        }
-    }
-
-    /// How the knob is set on this platform, in the words of the action.
-    pub fn setting(self, platform: Platform) -> &'static str {
-        match (self, platform) {
-            (Knob::MaxNumSeqs, _) => "--max-num-seqs",
-            (Knob::MaxNumBatchedTokens, _) => "--max-num-batched-tokens",
-            (Knob::KvCacheMemory, Platform::Gpu) => "--gpu-memory-utilization",
-            (Knob::KvCacheMemory, Platform::Cpu) => "VLLM_CPU_KVCACHE_SPACE",
-            (Knob::KvCacheMemory, Platform::Unknown) => {
-                "the KV cache's memory (--gpu-memory-utilization on a GPU, VLLM_CPU_KVCACHE_SPACE on a CPU)"
-            }
-            (Knob::KvCacheBytes, _) => "--kv-cache-dtype fp8",
-            (Knob::WeightBytes, _) => "FP8 or INT4 weights",
-            (Knob::TensorParallel, _) => "--tensor-parallel-size",
-            (Knob::BlocksOverride, _) => "--num-gpu-blocks-override",
-            (Knob::Replicas, _) => "replicas",
-            (Knob::PrefixCaching, _) => "--enable-prefix-caching",
-            (Knob::BlockSize, _) => "--block-size",
-            (Knob::ApiServers, _) => "--api-server-count",
-            (Knob::PrefixRouting, _) => "prefix-aware routing",
-            (Knob::Disaggregation, _) => "disaggregated prefill",
-            (Knob::ClientMaxTokens, _) => "the client's max_tokens",
-            (Knob::ClientTimeout, _) => "the client's time-out",
-            (Knob::PromptTokens, _) => "prompt tokens",
-            (Knob::PromptPrefixOrder, _) => "the prompt's shared prefix",
-        }
-    }
-}
+pub use vllm_lens_model::levers::{Direction, Knob, Lever, Platform, down, up};
 
 /// What in the capture the lever checks read.
 #[derive(Clone, Copy, Debug)]
@@ -258,12 +62,13 @@ impl State {
 /// Why a lever may not be turned here: `(rule, reason)`.
 pub type Block = (&'static str, &'static str);
 
-impl Lever {
-    /// Why this lever may not be turned on this capture, if anything forbids
+impl State {
+    /// Why `lever` may not be turned on this capture, if anything forbids
     /// it (docs/report-schema.md, "Levers").
-    pub fn blocked(self, s: &State) -> Option<Block> {
+    pub fn blocks(&self, lever: Lever) -> Option<Block> {
+        let s = self;
         use Direction::{Down, Up};
-        if !self.knob.platforms().contains(&s.platform) {
+        if !lever.knob.platforms().contains(&s.platform) {
             return Some((
                 "L1",
                 "the knob does not exist on this platform (a CPU server)",
@@ -271,7 +76,7 @@ impl Lever {
         }
         let ttft = s.in_doubt(SloId::TtftP95);
         let itl_fails = s.status(SloId::ItlP95) == Some(SloStatus::Fail);
-        match (self.knob, self.direction) {
+        match (lever.knob, lever.direction) {
             (Knob::MaxNumSeqs, Up) if s.kv_binds() => Some((
                 "L2",
                 "the KV cache is full or preempting: more sequences would preempt more",
@@ -321,52 +126,6 @@ impl Lever {
             _ => None,
         }
     }
-
-    /// The lever in words, for a reader: "a higher --max-num-seqs", "an FP8
-    /// KV cache (--kv-cache-dtype fp8)", "more replicas".
-    pub fn words(self, platform: Platform) -> String {
-        use Direction::{Down, Up};
-        let setting = self.knob.setting(platform);
-        match (self.knob, self.direction) {
-            (Knob::MaxNumSeqs | Knob::BlockSize, Up) => format!("a higher {setting}"),
-            (Knob::MaxNumSeqs | Knob::BlockSize, Down) => format!("a lower {setting}"),
-            (Knob::MaxNumBatchedTokens, Up) => format!("a larger {setting}"),
-            (Knob::MaxNumBatchedTokens, Down) => format!("a smaller {setting}"),
-            (Knob::KvCacheMemory, Up) => format!("more KV cache memory ({setting})"),
-            (Knob::KvCacheMemory, Down) => format!("less KV cache memory ({setting})"),
-            (Knob::KvCacheBytes, Down) => "an FP8 KV cache (--kv-cache-dtype fp8)".into(),
-            (Knob::KvCacheBytes, Up) => "a wider KV cache dtype".into(),
-            (Knob::WeightBytes, Down) => "FP8 or INT4 weights".into(),
-            (Knob::WeightBytes, Up) => "wider weights".into(),
-            (Knob::TensorParallel, Up) => format!("more tensor parallelism ({setting})"),
-            (Knob::TensorParallel, Down) => format!("less tensor parallelism ({setting})"),
-            (Knob::BlocksOverride, Down) => "no --num-gpu-blocks-override".into(),
-            (Knob::BlocksOverride, Up) => "a larger --num-gpu-blocks-override".into(),
-            (Knob::Replicas, Up) => "more replicas".into(),
-            (Knob::Replicas, Down) => "fewer replicas".into(),
-            (Knob::PrefixCaching, Up) => format!("prefix caching on ({setting})"),
-            (Knob::PrefixCaching, Down) => "prefix caching off".into(),
-            (Knob::ApiServers, Up) => format!("more API server processes ({setting})"),
-            (Knob::ApiServers, Down) => format!("fewer API server processes ({setting})"),
-            (Knob::PrefixRouting, Up) => "prefix-aware routing".into(),
-            (Knob::PrefixRouting, Down) => "routing without regard to prefixes".into(),
-            (Knob::Disaggregation, Up) => "prefill and decode on separate workers".into(),
-            (Knob::Disaggregation, Down) => "prefill and decode on the same workers".into(),
-            (Knob::ClientMaxTokens, Up) => "a higher max_tokens in the client".into(),
-            (Knob::ClientMaxTokens, Down) => "a lower max_tokens in the client".into(),
-            (Knob::ClientTimeout, Up) => "a longer client time-out".into(),
-            (Knob::ClientTimeout, Down) => "a shorter client time-out".into(),
-            (Knob::PromptTokens, Up) => "more prompt tokens".into(),
-            (Knob::PromptTokens, Down) => "fewer prompt tokens".into(),
-            (Knob::PromptPrefixOrder, Up) => "the shared prompt text first, byte-identical".into(),
-            (Knob::PromptPrefixOrder, Down) => "the shared prompt text anywhere".into(),
-        }
-    }
-
-    /// True when `other` turns the same knob the other way.
-    pub fn opposes(self, other: Lever) -> bool {
-        self.knob == other.knob && self.direction == other.direction.opposite()
-    }
 }
 
 #[cfg(test)]
@@ -398,17 +157,14 @@ mod tests {
     #[test]
     fn the_kv_cache_blocks_more_sequences_and_longer_answers() {
         let mut s = state();
-        assert!(up(Knob::MaxNumSeqs).blocked(&s).is_none());
-        assert!(up(Knob::ClientMaxTokens).blocked(&s).is_none());
+        assert!(s.blocks(up(Knob::MaxNumSeqs)).is_none());
+        assert!(s.blocks(up(Knob::ClientMaxTokens)).is_none());
         s.kv_max = Some(95.0);
-        assert_eq!(up(Knob::MaxNumSeqs).blocked(&s).map(|b| b.0), Some("L2"));
-        assert_eq!(
-            up(Knob::ClientMaxTokens).blocked(&s).map(|b| b.0),
-            Some("L9")
-        );
+        assert_eq!(s.blocks(up(Knob::MaxNumSeqs)).map(|b| b.0), Some("L2"));
+        assert_eq!(s.blocks(up(Knob::ClientMaxTokens)).map(|b| b.0), Some("L9"));
         s.kv_max = Some(10.0);
         s.preempting = true;
-        assert_eq!(up(Knob::MaxNumSeqs).blocked(&s).map(|b| b.0), Some("L2"));
+        assert_eq!(s.blocks(up(Knob::MaxNumSeqs)).map(|b| b.0), Some("L2"));
     }
 
     #[test]
@@ -416,45 +172,39 @@ mod tests {
         let mut s = state();
         s.slo[0] = Some(SloStatus::CannotTell);
         assert_eq!(
-            down(Knob::MaxNumBatchedTokens).blocked(&s).map(|b| b.0),
+            s.blocks(down(Knob::MaxNumBatchedTokens)).map(|b| b.0),
             Some("L5")
         );
-        assert_eq!(down(Knob::MaxNumSeqs).blocked(&s).map(|b| b.0), Some("L4"));
+        assert_eq!(s.blocks(down(Knob::MaxNumSeqs)).map(|b| b.0), Some("L4"));
         s.slo[0] = Some(SloStatus::Pass);
-        assert!(down(Knob::MaxNumBatchedTokens).blocked(&s).is_none());
-        assert!(down(Knob::MaxNumSeqs).blocked(&s).is_none());
+        assert!(s.blocks(down(Knob::MaxNumBatchedTokens)).is_none());
+        assert!(s.blocks(down(Knob::MaxNumSeqs)).is_none());
     }
 
     #[test]
     fn platforms_and_configuration() {
         let mut s = state();
         s.platform = Platform::Cpu;
-        assert_eq!(down(Knob::WeightBytes).blocked(&s).map(|b| b.0), Some("L1"));
-        assert_eq!(
-            up(Knob::TensorParallel).blocked(&s).map(|b| b.0),
-            Some("L1")
-        );
-        assert!(up(Knob::KvCacheMemory).blocked(&s).is_none());
+        assert_eq!(s.blocks(down(Knob::WeightBytes)).map(|b| b.0), Some("L1"));
+        assert_eq!(s.blocks(up(Knob::TensorParallel)).map(|b| b.0), Some("L1"));
+        assert!(s.blocks(up(Knob::KvCacheMemory)).is_none());
         assert_eq!(
             Knob::KvCacheMemory.setting(Platform::Cpu),
             "VLLM_CPU_KVCACHE_SPACE"
         );
         s.platform = Platform::Unknown;
-        assert!(down(Knob::WeightBytes).blocked(&s).is_none());
+        assert!(s.blocks(down(Knob::WeightBytes)).is_none());
         s.blocks_overridden = true;
-        assert_eq!(up(Knob::KvCacheMemory).blocked(&s).map(|b| b.0), Some("L7"));
-        assert_eq!(
-            up(Knob::PrefixCaching).blocked(&s).map(|b| b.0),
-            Some("L11")
-        );
+        assert_eq!(s.blocks(up(Knob::KvCacheMemory)).map(|b| b.0), Some("L7"));
+        assert_eq!(s.blocks(up(Knob::PrefixCaching)).map(|b| b.0), Some("L11"));
     }
 
     #[test]
     fn replicas_need_pressure() {
         let mut s = state();
         s.queued = false;
-        assert_eq!(up(Knob::Replicas).blocked(&s).map(|b| b.0), Some("L8"));
+        assert_eq!(s.blocks(up(Knob::Replicas)).map(|b| b.0), Some("L8"));
         s.kv_max = Some(70.0);
-        assert!(up(Knob::Replicas).blocked(&s).is_none());
+        assert!(s.blocks(up(Knob::Replicas)).is_none());
     }
 }

@@ -45,10 +45,8 @@ mod deployment;
 pub(crate) mod events;
 pub(crate) mod faults;
 pub mod hw;
-pub mod ids;
 mod inputs;
 pub mod levers;
-pub mod model;
 pub(crate) mod phases;
 mod prose;
 mod quality;
@@ -59,9 +57,7 @@ pub mod rules;
 pub(crate) mod scopes;
 pub mod slo;
 pub(crate) mod snippets;
-pub mod text;
 pub mod thresholds;
-pub mod time;
 mod timeline;
 mod verdict;
 
@@ -71,6 +67,7 @@ pub use ids::{
 };
 use inputs::{gpu_over_time, over_time};
 pub use model::{Report, SCHEMA_VERSION, Settings, SloThresholds};
+pub use vllm_lens_model::{self as model, ids, text, time};
 pub use vllm_lens_query::grid::BadWidth;
 
 /// What the shell knows about the bundle that the core cannot: its name

@@ -11,7 +11,7 @@ use vllm_lens_query::Query;
 
 use crate::inputs::{COUNTERS, HISTOGRAMS};
 use crate::model::{AnalysisInputs, DataQuality, MetricStatus, QualityKind, QualityNote};
-use crate::registry::STEPS;
+use crate::registry::RUNS;
 
 fn status_word(s: Status) -> &'static str {
     match s {
@@ -193,7 +193,7 @@ fn releases(cat: &Catalogue, notes: &mut Vec<QualityNote>) {
 
 /// What each analysis reads, and whether it was found.
 fn inputs(cat: &Catalogue) -> Vec<AnalysisInputs> {
-    let inputs: Vec<AnalysisInputs> = STEPS
+    let inputs: Vec<AnalysisInputs> = RUNS
         .iter()
         .map(|step| AnalysisInputs {
             analysis: step.id,
@@ -250,7 +250,7 @@ fn signals(loaded: &Loaded, cat: &Catalogue, notes: &mut Vec<QualityNote>) {
             "A CPU server (the manifest says device: cpu): no GPU, so the DCGM figures (GPU activity, VRAM, power, energy) do not apply".into(),
         ));
     }
-    for step in &STEPS {
+    for step in &RUNS {
         let analysis = step.id;
         for s in step.inputs {
             let r = cat.get(*s);

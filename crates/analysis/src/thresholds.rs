@@ -181,5 +181,5 @@ pub const PREFIX_CEILING_MARGIN_PP: f64 = 2.0;
 
 /// Windows (or a load phase's windows) within 10 % of a concurrency that
 /// must prove a latency objective before the report says it was met up to
-/// that concurrency.
-pub const MEETING_MIN_WINDOWS: usize = 3;
+/// that concurrency (defined in the model, which the renderers read).
+pub use vllm_lens_model::MEETING_MIN_WINDOWS;

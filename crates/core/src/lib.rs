@@ -67,7 +67,6 @@ pub use session::{Format, Session};
 pub use settings::Settings;
 
 pub use vllm_lens_analysis as analysis;
-pub use vllm_lens_analysis::time;
 pub use vllm_lens_bundle as bundle;
 pub use vllm_lens_bundle::{
     Archive, Diagnostic, Error, ErrorKind, FileInfo, FileSource, Input, Limits, Listing, Loaded,
@@ -75,6 +74,7 @@ pub use vllm_lens_bundle::{
 };
 pub use vllm_lens_catalog as catalog;
 pub use vllm_lens_expo as expo;
+pub use vllm_lens_model::time;
 pub use vllm_lens_query as query;
 pub use vllm_lens_render as render;
 pub use vllm_lens_store as store;

@@ -12,8 +12,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use vllm_lens_analysis::model::Report;
 use vllm_lens_bundle::Loaded;
+use vllm_lens_model::Report;
 
 /// Replacements, longest value first.
 #[derive(Clone, Debug, Default)]

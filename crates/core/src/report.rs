@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use vllm_lens_analysis::model::{Report, Severity};
+use vllm_lens_model::{Report, Severity};
 use vllm_lens_render::words;
 
 use crate::time::{format_duration, format_rfc3339};
@@ -68,7 +68,7 @@ pub fn to_text(r: &Report) -> String {
                     e.label,
                     e.value.map_or("missing".into(), |v| format!(
                         "{}{}",
-                        vllm_lens_analysis::text::num(v),
+                        vllm_lens_model::text::num(v),
                         if e.unit.is_empty() {
                             String::new()
                         } else {

@@ -4,10 +4,10 @@
 //! with another session's, and [`Format`] renders the result. The shells
 //! only read bytes, parse their own arguments or form, and write the text.
 
-use vllm_lens_analysis::compare::Comparison;
-use vllm_lens_analysis::model::Report;
 use vllm_lens_analysis::{BundleMeta, analyse};
 use vllm_lens_bundle::{Diagnostic, Error, Input, Loaded, Options, Severity, load};
+use vllm_lens_model::Report;
+use vllm_lens_model::compare::Comparison;
 
 use crate::redact::Redactor;
 use crate::settings::{Settings, SettingsError, check};

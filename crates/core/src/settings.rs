@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 
-pub use vllm_lens_analysis::model::{Settings, SloThresholds};
+pub use vllm_lens_model::{Settings, SloThresholds};
 use vllm_lens_query::grid::{MAX_WINDOW_MS, MIN_WINDOW_MS};
 
 /// A setting that cannot be used, with the reason.

@@ -6,9 +6,9 @@
 use std::fmt::Write as _;
 
 use maud::{DOCTYPE, Markup, html};
-use vllm_lens_analysis::compare::{Comparison, Direction, Fairness, Side};
-use vllm_lens_analysis::model::{RecId, SloStatus};
-use vllm_lens_analysis::time::{format_duration, format_rfc3339};
+use vllm_lens_model::compare::{Comparison, Direction, Fairness, Side};
+use vllm_lens_model::time::{format_duration, format_rfc3339};
+use vllm_lens_model::{RecId, SloStatus};
 
 use crate::embed;
 use crate::html::{num, page_head};

@@ -10,7 +10,7 @@ use std::io::{Read, Write};
 
 use base64::Engine;
 use maud::{Markup, PreEscaped, html};
-use vllm_lens_analysis::model::Report;
+use vllm_lens_model::Report;
 
 /// The element id.
 pub const ID: &str = "vllm-lens-report";

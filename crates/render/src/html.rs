@@ -9,10 +9,12 @@
 //! [`crate::embed`] escapes for a `<script>` element.
 
 use maud::{DOCTYPE, Markup, PreEscaped, html};
-use vllm_lens_analysis::model::*;
-use vllm_lens_analysis::time::{format_duration, format_rfc3339};
+use vllm_lens_model::report::*;
+use vllm_lens_model::time::{format_duration, format_rfc3339};
 
-use vllm_lens_analysis::registry::{self, Cell, ChartSpec, Column, Field, Line, StepDef, Style};
+use vllm_lens_model::steps::{
+    self as registry, Cell, ChartSpec, Column, Field, Line, StepDef, Style,
+};
 
 use crate::embed;
 use crate::svg::{self, Chart, Kind, Series, Threshold};
@@ -27,7 +29,7 @@ pub(crate) const STYLE: &str = include_str!("style.css");
 
 /// A figure for humans: 3 significant digits, no needless decimals.
 pub fn num(v: f64) -> String {
-    vllm_lens_analysis::text::num(v)
+    vllm_lens_model::text::num(v)
 }
 
 fn val(v: Option<f64>, unit: &str) -> Markup {
@@ -164,7 +166,7 @@ fn phases(r: &Report) -> Markup {
     }
     let bucket = |b: Option<Bounds>| {
         b.map_or("—".to_string(), |b| {
-            vllm_lens_analysis::text::bucket_cell(b.low, b.high)
+            vllm_lens_model::text::bucket_cell(b.low, b.high)
         })
     };
     html! {
@@ -243,7 +245,7 @@ fn scorecard(r: &Report) -> Markup {
     }
 }
 
-fn config_row(c: &vllm_lens_analysis::model::ConfigSetting) -> Markup {
+fn config_row(c: &vllm_lens_model::ConfigSetting) -> Markup {
     html! {
         tr {
             td.text.mono { (c.flag.as_deref().unwrap_or(&c.name)) }
@@ -436,8 +438,8 @@ fn capacity(r: &Report) -> Markup {
 }
 
 /// A capacity figure that came from DCGM activity, not vLLM's estimates.
-fn from_dcgm(c: &vllm_lens_analysis::model::Capacity) -> bool {
-    c.utilisation_from == Some(vllm_lens_analysis::model::UtilisationSource::Dcgm)
+fn from_dcgm(c: &vllm_lens_model::Capacity) -> bool {
+    c.utilisation_from == Some(vllm_lens_model::UtilisationSource::Dcgm)
 }
 
 /// The largest concurrency that met an objective, or why there is none.
@@ -449,7 +451,7 @@ fn met_words(
     what: &str,
     any_points: bool,
 ) -> String {
-    let min = vllm_lens_analysis::thresholds::MEETING_MIN_WINDOWS;
+    let min = vllm_lens_model::MEETING_MIN_WINDOWS;
     let windows_word = |n: usize| if n == 1 { "window" } else { "windows" };
     let mut s = match at {
         Some(n) if from == Some(MeetingFrom::Phase) => format!(
@@ -667,7 +669,7 @@ impl Ctx<'_> {
             Cell::Value(f) => self.values(f).into_iter().map(|v| v.map(num)).collect(),
             Cell::Bucket(g) => fleet(&self.r.rows.latency)
                 .iter()
-                .map(|x| g(&x.fields).map(|b| vllm_lens_analysis::text::bucket_cell(b.low, b.high)))
+                .map(|x| g(&x.fields).map(|b| vllm_lens_model::text::bucket_cell(b.low, b.high)))
                 .collect(),
         }
     }

@@ -21,7 +21,7 @@ pub mod words;
 #[cfg(test)]
 mod props;
 
-use vllm_lens_analysis::model::Report;
+use vllm_lens_model::Report;
 
 /// The report as one self-contained HTML page.
 pub fn html(report: &Report) -> String {

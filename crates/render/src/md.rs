@@ -7,9 +7,9 @@
 
 use std::fmt::Write as _;
 
-use vllm_lens_analysis::model::*;
-use vllm_lens_analysis::text::{bucket_cell, num};
-use vllm_lens_analysis::time::{format_duration, format_rfc3339};
+use vllm_lens_model::report::*;
+use vllm_lens_model::text::{bucket_cell, num};
+use vllm_lens_model::time::{format_duration, format_rfc3339};
 
 use crate::words;
 
@@ -302,7 +302,7 @@ pub fn render(r: &Report) -> String {
         .map(|l| {
             format!(
                 " {}: {}.",
-                vllm_lens_analysis::text::capitalise(l.limit.words()),
+                vllm_lens_model::text::capitalise(l.limit.words()),
                 l.evidence
             )
         })

@@ -5,7 +5,7 @@
 
 use proptest::prelude::*;
 use serde_json::Value;
-use vllm_lens_analysis::Report;
+use vllm_lens_model::Report;
 
 const GOLDEN: [&str; 3] = [
     include_str!("../../../tests/golden/a10g-qwen3b-ramp.json"),

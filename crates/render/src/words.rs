@@ -4,10 +4,10 @@
 //! percentage points for a percentage, requests in flight for queueing),
 //! what a snippet would have done.
 
-use vllm_lens_analysis::model::{
+use vllm_lens_model::text::{bucket_text, ms_text, num};
+use vllm_lens_model::{
     Confidence, Phase, Report, SloId, SloResult, SloStatus, Snippet, VerdictStatus,
 };
-use vllm_lens_analysis::text::{bucket_text, ms_text, num};
 
 /// The verdict in capitals, for a headline.
 pub fn verdict_word(s: VerdictStatus) -> &'static str {
@@ -170,7 +170,7 @@ pub fn snippet_check(s: &Snippet) -> String {
 
 /// `14:05` (UTC) of a time in ms.
 pub fn hhmm(ms: i64) -> String {
-    let t = vllm_lens_analysis::time::format_rfc3339(ms);
+    let t = vllm_lens_model::time::format_rfc3339(ms);
     t.get(11..16).unwrap_or(&t).to_string()
 }
 
@@ -209,8 +209,8 @@ pub fn alerts_line(snippets: &[Snippet]) -> String {
 /// A recommendation's levers in words: "a higher --max-num-seqs; a lower
 /// max_tokens in the client", each knob as it is set on the report's
 /// platform.
-pub fn levers(r: &Report, levers: &[vllm_lens_analysis::model::Lever]) -> String {
-    let platform = vllm_lens_analysis::model::Platform::of(&r.deployment);
+pub fn levers(r: &Report, levers: &[vllm_lens_model::Lever]) -> String {
+    let platform = vllm_lens_model::Platform::of(&r.deployment);
     levers
         .iter()
         .map(|l| l.words(platform))

@@ -16,7 +16,7 @@ use crate::model::{
 };
 use crate::prose;
 use crate::queue::QueueReport;
-use crate::registry::STEPS;
+use crate::registry::{RUNS, STEPS};
 
 pub(crate) mod efficiency;
 pub(crate) mod hardware;
@@ -337,10 +337,10 @@ pub(crate) fn missing(id: FindingId, what: &str, signals: &[Signal]) -> Finding 
 
 /// Runs the six analyses.
 pub(crate) fn run(ctx: &Ctx<'_>) -> Vec<Analysis> {
-    STEPS
-        .iter()
-        .map(|step| {
-            let mut findings = (step.run)(ctx);
+    RUNS.iter()
+        .zip(&STEPS)
+        .map(|(run, step)| {
+            let mut findings = (run.run)(ctx);
             debug_assert!(findings.iter().all(|f| step.findings.contains(&f.id)));
             findings.sort_by_key(|f| f.severity);
             Analysis {

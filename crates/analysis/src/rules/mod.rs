@@ -109,7 +109,7 @@ impl In<'_> {
         levers
             .iter()
             .copied()
-            .filter(|l| l.blocked(&self.state).is_none())
+            .filter(|l| self.state.blocks(*l).is_none())
             .collect()
     }
 
@@ -214,7 +214,7 @@ fn check(f: &mut Fired, rule: &Rule, i: &In<'_>) -> Option<String> {
     if let Some((l, (code, why))) = f
         .levers
         .iter()
-        .find_map(|l| l.blocked(&i.state).map(|b| (*l, b)))
+        .find_map(|l| i.state.blocks(*l).map(|b| (*l, b)))
     {
         return Some(format!("{code}: {} {}: {why}", l.knob, dir(l)));
     }

@@ -18,6 +18,12 @@ pub use crate::levers::{Direction, Knob, Lever, Platform};
 /// verdict, phases, quantile bounds, `addresses` and snippet checks.
 pub const SCHEMA_VERSION: u32 = 2;
 
+/// Windows (or a load phase's windows) within 10 % of a concurrency that
+/// must prove a latency objective before the report says it was met up to
+/// that concurrency. A model constant because the renderers say it ("3 are
+/// needed") beside the capacity figures the analysis made with it.
+pub const MEETING_MIN_WINDOWS: usize = 3;
+
 /// The whole report.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Report {
@@ -279,10 +285,15 @@ pub struct Settings {
     pub gpu_hour_cost: Option<f64>,
 }
 
+/// The default window width, ms: the query engine's
+/// (`vllm_lens_query::grid::DEFAULT_WINDOW_MS`, held equal by a test in the
+/// analysis crate; the model reads no bundle, so it does not depend on it).
+pub const DEFAULT_WINDOW_MS: i64 = 60_000;
+
 impl Default for Settings {
     fn default() -> Settings {
         Settings {
-            window_ms: vllm_lens_query::grid::DEFAULT_WINDOW_MS,
+            window_ms: DEFAULT_WINDOW_MS,
             slo: SloThresholds::default(),
             model_bytes: None,
             shared_prefix_tokens: None,
