@@ -505,8 +505,12 @@ fn a_fixed_pool_that_runs_out_loses_its_override_first() {
         "{:?}",
         r.capacity.limits
     );
-    let ids: Vec<RecId> = r.recommendations.iter().map(|x| x.id).collect();
-    assert_eq!(ids.first(), Some(&RecId::RemoveBlocksOverride), "{ids:?}");
+    let ids: Vec<RecId> = r.recommendations.iter().map(|x| x.id.clone()).collect();
+    assert_eq!(
+        ids.first(),
+        Some(&crate::support::rec("remove_num_gpu_blocks_override")),
+        "{ids:?}"
+    );
     assert!(
         r.recommendations
             .iter()
@@ -606,14 +610,13 @@ pub(crate) fn limited(l: &Limited) -> Report {
 }
 
 fn rec_ids(r: &Report) -> Vec<vllm_lens_core::analysis::RecId> {
-    r.recommendations.iter().map(|x| x.id).collect()
+    r.recommendations.iter().map(|x| x.id.clone()).collect()
 }
 
 /// `--max-num-seqs 8`, unstated: running held at 8 whenever requests wait,
 /// the KV cache at 30 %. The sequence cap binds and raising it comes first.
 #[test]
 fn running_pinned_at_its_cap_is_bound_by_max_num_seqs() {
-    use vllm_lens_core::analysis::RecId;
     let r = limited(&Limited {
         v0: false,
         running: |level, _| level.min(8),
@@ -629,8 +632,15 @@ fn running_pinned_at_its_cap_is_bound_by_max_num_seqs() {
         c.limits
     );
     let ids = rec_ids(&r);
-    assert_eq!(ids.first(), Some(&RecId::RaiseMaxNumSeqs), "{ids:?}");
-    assert!(!ids.contains(&RecId::RaiseMaxNumBatchedTokens), "{ids:?}");
+    assert_eq!(
+        ids.first(),
+        Some(&crate::support::rec("raise_max_num_seqs")),
+        "{ids:?}"
+    );
+    assert!(
+        !ids.contains(&crate::support::rec("raise_max_num_batched_tokens")),
+        "{ids:?}"
+    );
 }
 
 /// A V0 server told `--max-num-seqs 256 --max-num-batched-tokens 2048`:
@@ -639,7 +649,6 @@ fn running_pinned_at_its_cap_is_bound_by_max_num_seqs() {
 /// budget binds and raising it comes first; the sequence cap is not offered.
 #[test]
 fn full_steps_below_the_sequence_cap_are_bound_by_the_token_budget() {
-    use vllm_lens_core::analysis::RecId;
     let r = limited(&Limited {
         v0: true,
         running: |level, step| level.min(3 + step % 4),
@@ -671,10 +680,13 @@ fn full_steps_below_the_sequence_cap_are_bound_by_the_token_budget() {
     let ids = rec_ids(&r);
     assert_eq!(
         ids.first(),
-        Some(&RecId::RaiseMaxNumBatchedTokens),
+        Some(&crate::support::rec("raise_max_num_batched_tokens")),
         "{ids:?}"
     );
-    assert!(!ids.contains(&RecId::RaiseMaxNumSeqs), "{ids:?}");
+    assert!(
+        !ids.contains(&crate::support::rec("raise_max_num_seqs")),
+        "{ids:?}"
+    );
 }
 
 /// The KV cache at 97 % with preemptions while requests wait, running
@@ -682,7 +694,6 @@ fn full_steps_below_the_sequence_cap_are_bound_by_the_token_budget() {
 /// nor the token budget is raised (more sequences need more KV).
 #[test]
 fn a_full_kv_cache_that_preempts_is_the_binding_limit() {
-    use vllm_lens_core::analysis::RecId;
     let r = limited(&Limited {
         v0: false,
         running: |level, step| level.min(4 + step % 3),
@@ -699,7 +710,8 @@ fn a_full_kv_cache_that_preempts_is_the_binding_limit() {
     );
     let ids = rec_ids(&r);
     assert!(
-        !ids.contains(&RecId::RaiseMaxNumSeqs) && !ids.contains(&RecId::RaiseMaxNumBatchedTokens),
+        !ids.contains(&crate::support::rec("raise_max_num_seqs"))
+            && !ids.contains(&crate::support::rec("raise_max_num_batched_tokens")),
         "{ids:?}"
     );
     let first = r.recommendations.first().expect("a recommendation");
@@ -718,7 +730,6 @@ fn a_full_kv_cache_that_preempts_is_the_binding_limit() {
 /// is offered.
 #[test]
 fn nothing_waiting_leaves_the_client_as_the_limit() {
-    use vllm_lens_core::analysis::RecId;
     let r = limited(&Limited {
         v0: false,
         running: |level, _| level,
@@ -729,10 +740,10 @@ fn nothing_waiting_leaves_the_client_as_the_limit() {
     assert_eq!(r.capacity.binding_limits, vec![BindingLimit::NoneSeen]);
     let ids = rec_ids(&r);
     for lever in [
-        RecId::RaiseMaxNumSeqs,
-        RecId::RaiseMaxNumBatchedTokens,
-        RecId::MoveToKserve,
-        RecId::SetAutoscalingTrigger,
+        crate::support::rec("raise_max_num_seqs"),
+        crate::support::rec("raise_max_num_batched_tokens"),
+        crate::support::rec("move_to_kserve"),
+        crate::support::rec("set_autoscaling_trigger"),
     ] {
         assert!(!ids.contains(&lever), "{ids:?}");
     }

@@ -121,7 +121,7 @@ fn one_abort_is_not_a_burst_and_three_are() {
     assert!(
         !r.recommendations
             .iter()
-            .any(|x| x.id == RecId::InvestigateErrorBurst)
+            .any(|x| x.id == crate::support::rec("investigate_error_burst"))
     );
     // Three in one minute, none elsewhere: the capture's rate (3 in about
     // 2,800) makes that many in 280 requests a 1-in-300 event.
@@ -165,10 +165,10 @@ fn a_burst_never_outranks_a_failing_objective() {
     add_aborts(&mut files, t0 + 4 * 60_000 + 20_000, 3.0);
     let r = report_of("burst-and-ttft", &files, &Settings::default());
     assert_eq!(status(&r, SloId::TtftP95), SloStatus::Fail);
-    let ids: Vec<RecId> = r.recommendations.iter().map(|x| x.id).collect();
+    let ids: Vec<RecId> = r.recommendations.iter().map(|x| x.id.clone()).collect();
     let burst = ids
         .iter()
-        .position(|x| *x == RecId::InvestigateErrorBurst)
+        .position(|x| *x == crate::support::rec("investigate_error_burst"))
         .unwrap_or_else(|| panic!("a burst: {ids:?}; {:?}", r.phases));
     let ttft = r
         .recommendations
@@ -268,7 +268,7 @@ fn a_fixed_kv_pool_gets_no_memory_advice() {
     let tune = r
         .recommendations
         .iter()
-        .find(|x| x.id == RecId::TunePreemptions)
+        .find(|x| x.id == crate::support::rec("tune_for_preemptions"))
         .expect("preemptions advice");
     assert!(tune.levers.iter().any(|l| l.knob == Knob::KvCacheMemory));
     let mut files = sample_files("saturated");
@@ -291,7 +291,7 @@ fn a_fixed_kv_pool_gets_no_memory_advice() {
     let tune = r
         .recommendations
         .iter()
-        .find(|x| x.id == RecId::TunePreemptions)
+        .find(|x| x.id == crate::support::rec("tune_for_preemptions"))
         .expect("preemptions advice");
     assert!(
         !tune.levers.iter().any(|l| l.knob == Knob::KvCacheMemory),
@@ -323,7 +323,7 @@ fn quantization_never_promises_an_unreachable_objective() {
     for x in r
         .recommendations
         .iter()
-        .filter(|x| x.id == RecId::QuantizeBeforeBuying)
+        .filter(|x| x.id == crate::support::rec("quantize_before_buying"))
     {
         assert!(
             !x.addresses.iter().any(|a| a.slo() == Some(SloId::ItlP95)),

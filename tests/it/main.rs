@@ -22,6 +22,8 @@ mod hostile;
 /// The judgement on bundles made for one mistake each, and a property test
 /// of the advice on any subset of any sample's windows.
 mod judgement;
+/// The code's shape read as Rust: the judgement's layers, function lengths.
+mod layers;
 /// Real Prometheus as the oracle for our increases, rates, quantiles and gauges.
 mod oracle;
 /// Data-driven parser cases: `tests/data/expo/*` against `*.expect`.

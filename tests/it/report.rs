@@ -8,7 +8,7 @@
 use serde_json::Value;
 use vllm_lens_core::analysis::model::{SloStatus, VerdictStatus};
 use vllm_lens_core::analysis::{
-    Addresses, BundleMeta, FindingId, PhaseKind, QualityKind, RecId, Report, Settings, SloId,
+    Addresses, BundleMeta, FindingId, PhaseKind, QualityKind, Report, Settings, SloId,
     SloThresholds, TimelineKind, analyse, json_schema,
 };
 
@@ -87,7 +87,7 @@ fn check_ids(name: &str, expect: &Value) -> Vec<String> {
         for id in expect[list].as_array().expect("list") {
             let id = id.as_str().expect("string");
             let ok = if let Some(rec) = id.strip_prefix("rec:") {
-                RecId::parse(rec).is_some()
+                crate::support::known_rec(rec)
             } else if let Some(kind) = id.strip_prefix("timeline:") {
                 TimelineKind::parse(kind).is_some()
             } else if let Some(kind) = id.strip_prefix("quality:") {
@@ -104,7 +104,7 @@ fn check_ids(name: &str, expect: &Value) -> Vec<String> {
     }
     for list in ["recommendations_allowed", "recommendations_first"] {
         for id in expect[list].as_array().into_iter().flatten() {
-            if RecId::parse(id.as_str().expect("string")).is_none() {
+            if !crate::support::known_rec(id.as_str().expect("string")) {
                 problems.push(format!("{name}: {list} names `{id}`, which does not exist"));
             }
         }
@@ -637,14 +637,20 @@ fn recommendations_never_contradict_the_scorecard() {
                 if !rec.evidence.iter().any(|e| e.value.is_some()) {
                     problems.push(format!("{at}: no evidence with a figure"));
                 }
-                if rec.id == RecId::StopOptimisingPrefill && doubt(SloId::TtftP95) {
+                if rec.id == crate::support::rec("stop_optimising_prefill") && doubt(SloId::TtftP95)
+                {
                     problems.push(format!("{at}: C2 while TTFT is in doubt"));
                 }
-                if rec.id == RecId::RaiseMaxNumSeqs && (kv.is_some_and(|k| k >= 90.0) || preempting)
+                if rec.id == crate::support::rec("raise_max_num_seqs")
+                    && (kv.is_some_and(|k| k >= 90.0) || preempting)
                 {
                     problems.push(format!("{at}: C3 with the KV cache full"));
                 }
-                if matches!(rec.id, RecId::MoveToKserve | RecId::SetAutoscalingTrigger)
+                if [
+                    crate::support::rec("move_to_kserve"),
+                    crate::support::rec("set_autoscaling_trigger"),
+                ]
+                .contains(&rec.id)
                     && !queued
                     && kv.is_none_or(|k| k < 60.0)
                 {
@@ -720,7 +726,7 @@ fn schema_doc_names_every_id_and_only_real_ones() {
     }
     let exists = |id: &str| {
         FindingId::parse(id).is_some()
-            || RecId::parse(id).is_some()
+            || crate::support::known_rec(id)
             || SloId::parse(id).is_some()
             || Addresses::parse(id).is_some()
             || PhaseKind::parse(id).is_some()
@@ -735,7 +741,11 @@ fn schema_doc_names_every_id_and_only_real_ones() {
     );
     let mut missing: Vec<&str> = Vec::new();
     missing.extend(FindingId::ALL.iter().map(|x| x.as_str()));
-    missing.extend(RecId::ALL.iter().map(|x| x.as_str()));
+    missing.extend(
+        vllm_lens_core::analysis::rules::RULES
+            .iter()
+            .map(|x| x.id.as_str()),
+    );
     missing.extend(SloId::ALL.iter().map(|x| x.as_str()));
     missing.extend(Addresses::ALL.iter().map(|x| x.as_str()));
     missing.extend(PhaseKind::ALL.iter().map(|x| x.as_str()));

@@ -176,9 +176,9 @@ fn dcgm_scrape_ms(r: &vllm_lens_core::analysis::model::Report, n: usize) -> i64 
 /// one recommendation names the GPU, each fault, its time and metric.
 #[test]
 fn a_gpu_fault_puts_the_verdict_at_risk_and_names_the_gpu() {
+    use vllm_lens_core::analysis::TimelineKind;
     use vllm_lens_core::analysis::ids::GpuFaultKind;
     use vllm_lens_core::analysis::model::{Severity, VerdictStatus};
-    use vllm_lens_core::analysis::{RecId, TimelineKind};
     let r = ramp_with_dcgm(|labels, n| {
         let mut s = String::new();
         if n >= 20 {
@@ -264,7 +264,7 @@ fn a_gpu_fault_puts_the_verdict_at_risk_and_names_the_gpu() {
     let rec = r
         .recommendations
         .iter()
-        .find(|x| x.id == RecId::InvestigateGpuFault)
+        .find(|x| x.id == crate::support::rec("investigate_gpu_fault"))
         .expect("the GPU is diagnosed");
     assert_eq!(
         rec.title,
@@ -486,10 +486,10 @@ fn a_hit_rate_above_the_stated_prefix_is_no_ceiling() {
                 "Prefix cache: 60 % served, more than the {allows:.0} % the stated {stated:.0}-token shared prefix allows: prompts share more than stated"
             )
         );
-        let ids: Vec<RecId> = r.recommendations.iter().map(|x| x.id).collect();
+        let ids: Vec<RecId> = r.recommendations.iter().map(|x| x.id.clone()).collect();
         assert!(
-            !ids.contains(&RecId::ShrinkBlockSize)
-                && !ids.contains(&RecId::StandardisePromptPrefix),
+            !ids.contains(&crate::support::rec("shrink_block_size"))
+                && !ids.contains(&crate::support::rec("standardise_prompt_prefix")),
             "{stated}: {ids:?}"
         );
         let html = vllm_lens_core::render::html(&r);
@@ -562,7 +562,6 @@ fn max_tokens_capture(cut: u64) -> vllm_lens_core::analysis::model::Report {
 /// 3,835 of 16,181) leads with that share too.
 #[test]
 fn the_share_ending_on_length_comes_before_a_diluted_mean() {
-    use vllm_lens_core::analysis::RecId;
     use vllm_lens_core::analysis::model::Severity;
     let finding = |r: &vllm_lens_core::analysis::model::Report| {
         r.analyses
@@ -602,7 +601,7 @@ fn the_share_ending_on_length_comes_before_a_diluted_mean() {
     let rec = r
         .recommendations
         .iter()
-        .find(|x| x.id == RecId::RaiseMaxTokens)
+        .find(|x| x.id == crate::support::rec("raise_max_tokens"))
         .expect("raise max_tokens");
     assert_eq!(
         rec.rationale,
@@ -833,13 +832,12 @@ fn the_scan_finds_what_it_looks_for() {
 /// the server states.
 #[test]
 fn advice_names_what_the_capture_is() {
-    use vllm_lens_core::analysis::RecId;
     use vllm_lens_core::analysis::model::{Confidence, QualityKind};
     let r = sample_report("a10g-qwen3b-ramp", &Settings::default());
     let rec = r
         .recommendations
         .iter()
-        .find(|x| x.id == RecId::RaiseMaxTokens)
+        .find(|x| x.id == crate::support::rec("raise_max_tokens"))
         .expect("raise max_tokens");
     assert_eq!(rec.confidence, Confidence::Low);
     assert!(
@@ -869,7 +867,7 @@ fn advice_names_what_the_capture_is() {
     let rec = r
         .recommendations
         .iter()
-        .find(|x| x.id == RecId::RaiseMaxTokens)
+        .find(|x| x.id == crate::support::rec("raise_max_tokens"))
         .expect("raise max_tokens");
     assert!(
         rec.rationale

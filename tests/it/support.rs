@@ -232,3 +232,17 @@ pub fn load_bytes(name: &str, bytes: &[u8]) -> vllm_lens_core::Loaded {
     )
     .unwrap_or_else(|e| panic!("{name}: {e}"))
 }
+
+/// A recommendation id the tool makes: a typo fails here, since the table
+/// of rules is the only list of ids.
+pub fn rec(id: &'static str) -> vllm_lens_core::analysis::RecId {
+    assert!(known_rec(id), "no rule makes `{id}`");
+    vllm_lens_core::analysis::RecId::new(id)
+}
+
+/// True when a rule of the table makes this id.
+pub fn known_rec(id: &str) -> bool {
+    vllm_lens_core::analysis::rules::RULES
+        .iter()
+        .any(|r| r.id.as_str() == id)
+}

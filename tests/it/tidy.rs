@@ -22,7 +22,8 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// The crates that form the sans-IO core.
-const CORE_CRATES: [&str; 8] = [
+const CORE_CRATES: [&str; 9] = [
+    "crates/model",
     "crates/expo",
     "crates/store",
     "crates/bundle",

@@ -1,34 +1,34 @@
 /*!
-The analyses and the report model: from a loaded bundle to the serialisable
-[`Report`] that the renderers (HTML, Markdown, JSON) print.
+The judgement: from a loaded bundle to the serialisable [`Report`] that the
+renderers (HTML, Markdown, JSON) print. Three layers, each importing only
+the ones below it (the tidy tests in `tests/it/layers.rs` check it), under
+the pipeline in this file:
 
-# The stages, in order
+* `measure`: the figures, read from the store per scope and window
+  (inputs, rows, scopes, queueing, configuration, faults, hardware tables,
+  deployment, thresholds, PromQL over the capture). It never reads an
+  objective.
+* `judge`: what the figures mean. Restarts and bursts, the phases, the
+  scorecard ([`slo::registry::SLOS`]), capacity, the six analyses of the
+  walk-through, the timeline, data quality and the verdict.
+* `advise`: what to change. The rules on typed [`levers`]
+  ([`rules::RULES`]), their alert rules and triggers, and the comparison of
+  two reports ([`compare`]). It reads judged figures and never computes
+  one.
 
-1. `scopes`: the replicas, their GPUs, and every scope's per-window
-   rows (read once through the rate and quantile engine: `inputs`, `rows`).
-2. `events`: restarts and warm-up; `bursts`: windows with more
-   failures than the capture's base rate explains.
-3. `phases`: the capture split into load levels, ramps, restarts, down
-   time, bursts and idle time, each with its own figures.
-4. `queue`: queueing, defined once per replica.
-5. [`slo`]: the scorecard, judged from what the data proves
-   ([`slo::registry::SLOS`] lists the objectives).
-6. `config`: what the server was told, with each value's source;
-   `capacity`: how much more fits and what binds first.
-7. [`registry::STEPS`]: the six analyses of the walk-through (`analyses`).
-8. [`rules`]: the recommendations, a table of typed rules on typed levers
-   ([`levers`]), ranked by their effect on what fails; `snippets` writes
-   the alert rules and triggers they carry, checked against the capture.
-9. `timeline`, `quality` and `verdict`: what happened when, what the
-   figures rest on, and the bottom line.
+Below all three is the report model (the `vllm-lens-model` crate,
+re-exported as [`model`], with [`ids`], [`text`] and [`time`]), which the
+renderers read without knowing this crate.
 
-# Brief overview
+# The pipeline ([`analyse`])
 
-* [`analyse`]: `Loaded` + [`Settings`] → [`Report`].
-* [`model`]: the report's types, documented in `docs/report-schema.md`.
-* [`ids`]: every typed identifier (findings, recommendations, SLOs, phases).
-* [`thresholds`]: every line the tool draws.
-* [`text`]: figures in words (buckets, durations).
+1. `measured`: the scopes (the fleet, its replicas, their GPUs), every
+   scope's per-window rows, and the fleet over the whole capture.
+2. `split`: restarts, warm-up and error bursts, then the phases.
+3. `judged`: queueing per replica, the scorecard, the deployment, its
+   configuration and capacity.
+4. `reported`: the six analyses, the recommendations and alerts, the
+   timeline, data quality and the verdict, gathered into the [`Report`].
 */
 #![deny(missing_docs)]
 
@@ -36,49 +36,29 @@ use vllm_lens_bundle::Loaded;
 use vllm_lens_catalog::{Catalogue, Engine, Signal};
 use vllm_lens_query::{Query, Settings as QuerySettings};
 
-pub(crate) mod analyses;
-pub(crate) mod bursts;
-pub(crate) mod capacity;
-pub mod compare;
-pub(crate) mod config;
-mod deployment;
-pub(crate) mod events;
-pub(crate) mod faults;
-pub mod hw;
-mod inputs;
-pub mod levers;
-pub(crate) mod phases;
-mod prose;
-mod quality;
-pub(crate) mod queue;
-pub mod registry;
-mod rows;
-pub mod rules;
-pub(crate) mod scopes;
-pub mod slo;
-pub(crate) mod snippets;
-pub mod thresholds;
-mod timeline;
-mod verdict;
+mod advise;
+mod judge;
+mod measure;
 
-use analyses::Ctx;
+pub use advise::{compare, levers, rules};
 pub use ids::{
     Addresses, FindingId, GpuId, PhaseKind, QualityKind, RecId, Scope, SloId, StepId, TimelineKind,
 };
-use inputs::{gpu_over_time, over_time};
+pub use judge::slo;
+pub use measure::deployment::BundleMeta;
+pub use measure::{hw, thresholds};
 pub use model::{Report, SCHEMA_VERSION, Settings, SloThresholds};
 pub use vllm_lens_model::{self as model, ids, text, time};
 pub use vllm_lens_query::grid::BadWidth;
 
-/// What the shell knows about the bundle that the core cannot: its name
-/// and the SHA-256 of its bytes.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct BundleMeta {
-    /// File or folder name.
-    pub name: String,
-    /// SHA-256 of the bytes, hex.
-    pub sha256: Option<String>,
-}
+use advise::snippets;
+use judge::ctx::Ctx;
+use judge::events::RestartInfo;
+use judge::{analyses, bursts, capacity, events, phases, quality, timeline, verdict};
+use measure::inputs::{GpuInputs, Inputs, gpu_over_time, over_time};
+use measure::promql::Checker;
+use measure::{config, deployment, faults, queue, rows, scopes};
+use model::{Capacity, Deployment, Phase, SloResult, Summary};
 
 /// Makes the report of a loaded bundle.
 pub fn analyse(
@@ -88,86 +68,163 @@ pub fn analyse(
 ) -> Result<Report, BadWidth> {
     let requested_window_ms = settings.window_ms;
     let settings = &whole_windows(loaded, settings);
-    let store = &loaded.store;
-    let cat = Catalogue::resolve(store);
+    let cat = Catalogue::resolve(&loaded.store);
     let q = Query::new(
-        store,
+        &loaded.store,
         &cat,
         QuerySettings {
             window_ms: settings.window_ms,
             ..QuerySettings::default()
         },
     )?;
+    let m = measured(loaded, &cat, &q);
+    let s = split(loaded, &cat, &q, settings, &m);
+    let j = judged(loaded, &cat, &q, settings, &m, &s);
+    Ok(reported(
+        loaded,
+        meta,
+        &cat,
+        &q,
+        settings,
+        requested_window_ms,
+        m,
+        s,
+        j,
+    ))
+}
+
+/// Stage 1: the scopes and their rows, and the fleet over the whole capture.
+struct Measured {
+    scopes: scopes::Scopes,
+    fleet_all: Inputs,
+    summary: Summary,
+}
+
+fn measured(loaded: &Loaded, cat: &Catalogue, q: &Query<'_>) -> Measured {
+    let scopes = scopes::read(loaded, cat, q);
     let n = q.grid().count;
-
-    // 1. Scopes and their rows; the fleet over the whole capture.
-    let scopes::Scopes {
-        models,
-        replicas,
-        gpu_owner,
-        gpu_uuid,
-        rows,
-        fleet,
-        fleet_windows,
-        replica_scopes,
-        layout_mismatch,
-    } = scopes::read(loaded, &cat, &q);
     let (start, end) = (q.grid().bounds(0).0, q.grid().bounds(n.saturating_sub(1)).1);
-    let fleet_all = over_time(&fleet.windows);
-    let fleet_gpu = fleet.has_gpu.then(|| gpu_over_time(&fleet.gpu));
+    let fleet_all = over_time(&scopes.fleet.windows);
+    let fleet_gpu: Option<GpuInputs> = scopes
+        .fleet
+        .has_gpu
+        .then(|| gpu_over_time(&scopes.fleet.gpu));
     let summary = rows::summary(start, end, &fleet_all, fleet_gpu.as_ref());
+    Measured {
+        scopes,
+        fleet_all,
+        summary,
+    }
+}
 
-    // 2–3. Restarts, warm-up, bursts, then the phases.
-    let restarts = events::restarts(store, &cat, &q, &replicas, &rows);
-    let warmup = events::warmup_windows(store, &cat, &q, &replicas);
-    let bursts = bursts::find(&fleet.windows, settings.slo.error_abort_pct);
+/// Stage 2: what happened to the processes and the errors, then the phases.
+struct Split {
+    restarts: Vec<RestartInfo>,
+    bursts: Vec<bursts::Burst>,
+    phases: Vec<Phase>,
+    /// Windows the queue judgement leaves out (restarts, down time).
+    excluded: Vec<usize>,
+}
+
+fn split(
+    loaded: &Loaded,
+    cat: &Catalogue,
+    q: &Query<'_>,
+    settings: &Settings,
+    m: &Measured,
+) -> Split {
+    let store = &loaded.store;
+    let sc = &m.scopes;
+    let restarts = events::restarts(store, cat, q, &sc.replicas, &sc.rows);
+    let warmup = events::warmup_windows(store, cat, q, &sc.replicas);
+    let bursts = bursts::find(&sc.fleet.windows, settings.slo.error_abort_pct);
     let (phases, excluded) = phases::build(&phases::PhaseInput {
         store,
-        catalogue: &cat,
-        query: &q,
+        catalogue: cat,
+        query: q,
         settings,
-        replicas: &replicas,
-        fleet: &fleet,
-        fleet_windows: &fleet_windows,
+        replicas: &sc.replicas,
+        fleet: &sc.fleet,
+        fleet_windows: &sc.fleet_windows,
         restarts: &restarts,
         warmup: &warmup,
         bursts: &bursts,
     });
+    Split {
+        restarts,
+        bursts,
+        phases,
+        excluded,
+    }
+}
 
-    // 4–6. Queueing, the scorecard, the deployment and its capacity.
-    let replica_rows = queue::replica_inputs(&replica_scopes, &rows.latency);
-    let queue_report = queue::analyse(store, &cat, q.grid(), &replica_rows, &excluded, settings);
-    let (slo, ttft_parts) = slo::scorecard(&slo::SloInput {
+/// Stage 3: queueing, the scorecard, the deployment and its capacity.
+struct Judged {
+    queue: queue::QueueReport,
+    slo: Vec<SloResult>,
+    ttft_parts: Option<judge::slo::TtftParts>,
+    model_name: Option<String>,
+    deployment: Deployment,
+    config: config::Config,
+    capacity: Capacity,
+}
+
+fn judged(
+    loaded: &Loaded,
+    cat: &Catalogue,
+    q: &Query<'_>,
+    settings: &Settings,
+    m: &Measured,
+    s: &Split,
+) -> Judged {
+    let store = &loaded.store;
+    let sc = &m.scopes;
+    let replica_rows = queue::replica_inputs(&sc.replica_scopes, &sc.rows.latency);
+    let queue_report = queue::analyse(
+        store,
+        cat,
+        q.grid(),
+        &replica_rows,
+        &s.excluded,
+        settings.slo.queue_negligible_ms,
+    );
+    let (slo, ttft_parts) = judge::slo::scorecard(&judge::slo::SloInput {
         thresholds: &settings.slo,
-        catalogue: &cat,
-        whole: &fleet_all,
-        windows: &fleet.windows,
-        gpu_windows: if fleet.has_gpu { &fleet.gpu } else { &[] },
-        starts: &fleet_windows.iter().map(|w| w.start_ms).collect::<Vec<_>>(),
+        catalogue: cat,
+        whole: &m.fleet_all,
+        windows: &sc.fleet.windows,
+        gpu_windows: if sc.fleet.has_gpu { &sc.fleet.gpu } else { &[] },
+        starts: &sc
+            .fleet_windows
+            .iter()
+            .map(|w| w.start_ms)
+            .collect::<Vec<_>>(),
         queue: &queue_report,
-        outage: events::longest_outage(&restarts, q.grid().width_ms),
+        outage: events::longest_outage(&s.restarts, q.grid().width_ms),
     });
-    let model_name = models
+    let model_name = sc
+        .models
         .first()
         .map(|m| m.model.clone())
-        .or_else(|| deployment::model_name(loaded, &cat));
+        .or_else(|| deployment::model_name(loaded, cat));
     let mut deployment = deployment::deployment(
         loaded,
-        &cat,
-        &replicas,
-        &gpu_owner,
+        cat,
+        &sc.replicas,
+        &sc.gpu_owner,
         model_name.clone(),
-        &gpu_uuid,
-        &models,
+        &sc.gpu_uuid,
+        &sc.models,
     );
     let config = config::read(&config::ConfigInput {
         loaded,
-        replicas: &replicas,
-        whole: &fleet_all,
-        peak_running: rows
+        replicas: &sc.replicas,
+        whole: &m.fleet_all,
+        peak_running: sc
+            .rows
             .efficiency
             .iter()
-            .filter(|r| !r.key.replica.is_fleet() || replicas.len() == 1)
+            .filter(|r| !r.key.replica.is_fleet() || sc.replicas.len() == 1)
             .filter_map(|r| r.fields.running)
             .reduce(f64::max),
         engine_v1: cat.era.engine == Engine::V1,
@@ -175,90 +232,117 @@ pub fn analyse(
     deployment.configuration = config.rows.clone();
     let capacity = capacity::capacity(&capacity::CapacityInput {
         config: &config,
-        fleet_windows: &fleet.windows,
+        fleet_windows: &sc.fleet.windows,
         store,
-        catalogue: &cat,
-        query: &q,
+        catalogue: cat,
+        query: q,
         settings,
-        replicas: &replicas,
-        summary: &summary,
-        whole: &fleet_all,
-        latency_rows: &rows.latency,
-        efficiency_rows: &rows.efficiency,
+        replicas: &sc.replicas,
+        summary: &m.summary,
+        whole: &m.fleet_all,
+        latency_rows: &sc.rows.latency,
+        efficiency_rows: &sc.rows.efficiency,
         queue: &queue_report,
         deployment: &deployment,
-        phases: &phases,
+        phases: &s.phases,
     });
+    Judged {
+        queue: queue_report,
+        slo,
+        ttft_parts,
+        model_name,
+        deployment,
+        config,
+        capacity,
+    }
+}
 
-    // 7–9. The analyses, the rules, the timeline, quality and verdict.
-    let gpu_faults = faults::faults(&q, &cat);
+/// Stage 4: the analyses, the advice, the timeline, data quality and the
+/// verdict, gathered into the report.
+#[allow(clippy::too_many_arguments)]
+fn reported(
+    loaded: &Loaded,
+    meta: &BundleMeta,
+    cat: &Catalogue,
+    q: &Query<'_>,
+    settings: &Settings,
+    requested_window_ms: i64,
+    m: Measured,
+    s: Split,
+    j: Judged,
+) -> Report {
+    let store = &loaded.store;
+    let sc = &m.scopes;
+    let gpu_faults = faults::faults(q, cat);
     let ctx = Ctx {
         settings,
-        capacity: &capacity,
-        catalogue: &cat,
-        summary: &summary,
-        windows: &fleet_windows,
-        phases: &phases,
-        slo: &slo,
-        queue: &queue_report,
-        restarts: &restarts,
-        bursts: &bursts,
+        capacity: &j.capacity,
+        catalogue: cat,
+        summary: &m.summary,
+        windows: &sc.fleet_windows,
+        phases: &s.phases,
+        slo: &j.slo,
+        queue: &j.queue,
+        restarts: &s.restarts,
+        bursts: &s.bursts,
         faults: &gpu_faults,
-        hists: &fleet_all.hists,
-        replicas: replicas.len(),
+        hists: &m.fleet_all.hists,
+        replicas: sc.replicas.len(),
         engine_v1: cat.era.engine == Engine::V1,
-        prefix_lifetime: fleet_all
+        prefix_lifetime: m
+            .fleet_all
             .gauges
             .get(&Signal::PrefixHitRateLifetime)
             .map(|g| g.last),
-        platform: levers::Platform::of(&deployment),
-        models: &deployment.models,
-        finished: (!fleet_all.reasons.is_empty())
-            .then(|| fleet_all.reasons.values().map(|x| x.increase).sum()),
-        vllm_scrapes: scopes::scrapes(store, &replicas),
-        ttft_parts,
-        config: &config,
+        platform: model::levers::Platform::of(&j.deployment),
+        models: &j.deployment.models,
+        finished: (!m.fleet_all.reasons.is_empty())
+            .then(|| m.fleet_all.reasons.values().map(|x| x.increase).sum()),
+        vllm_scrapes: scopes::scrapes(store, &sc.replicas),
+        ttft_parts: j.ttft_parts,
+        config: &j.config,
     };
     let analyses = analyses::run(&ctx);
-    let checker = snippets::Checker::new(store, &q, replicas.len());
+    let checker = Checker::new(store, q, sc.replicas.len());
+    let model_name = j.model_name.as_deref();
     let (recommendations, withheld) =
-        rules::recommend(&ctx, &analyses, &checker, model_name.as_deref());
-    let alerts = snippets::alerts(&ctx, &checker, model_name.as_deref());
-    let timeline = timeline::timeline(&ctx, &q);
+        advise::rules::recommend(&ctx, &analyses, &checker, model_name);
+    let alerts = snippets::alerts(&ctx, &checker, model_name);
+    let timeline = timeline::timeline(&ctx, q);
     let data_quality = quality::data_quality(
         loaded,
-        &cat,
-        &q,
-        &layout_mismatch,
-        &quality::non_cumulative(&fleet_all),
+        cat,
+        q,
+        &sc.layout_mismatch,
+        &quality::non_cumulative(&m.fleet_all),
         requested_window_ms,
-        &restarts
+        &s.restarts
             .iter()
             .map(|r| r.replica.as_str())
             .collect::<Vec<_>>(),
     );
     let verdict = verdict::verdict(&ctx, &analyses, &timeline, recommendations.len());
-
-    Ok(Report {
+    let bundle = deployment::bundle_info(loaded, meta, q);
+    Report {
         schema_version: SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
-        bundle: deployment::bundle_info(loaded, meta, &q),
-        deployment,
+        bundle,
+        deployment: j.deployment,
         settings: *settings,
         verdict,
-        phases,
-        capacity,
-        rows,
-        summary,
+        phases: s.phases,
+        capacity: j.capacity,
+        rows: m.scopes.rows,
+        summary: m.summary,
         analyses,
-        slo,
+        slo: j.slo,
         recommendations,
         withheld,
         alerts,
         timeline,
         gpu_faults,
         data_quality,
-    })
+    }
 }
 
 /// A pushdown export holds whole windows of its own width: the report's
@@ -296,9 +380,17 @@ pub fn field_names() -> std::collections::BTreeSet<String> {
 }
 
 /// The JSON Schema of [`Report`] (draft 2020-12), as committed in
-/// `docs/report-schema.json`.
+/// `docs/report-schema.json`. A recommendation's id is open in the model ([`RecId`]); here, where the
+/// table of rules is known, the schema lists the ids this version makes.
 pub fn json_schema() -> String {
-    let schema = schemars::schema_for!(Report);
+    let mut schema = schemars::schema_for!(Report);
+    let ids: Vec<&str> = rules::RULES.iter().map(|r| r.id.as_str()).collect();
+    if let Some(defs) = schema.get_mut("$defs").and_then(|d| d.as_object_mut()) {
+        defs.insert(
+            "RecId".into(),
+            serde_json::json!({ "type": "string", "enum": ids }),
+        );
+    }
     let mut text = serde_json::to_string_pretty(&schema).expect("a schema serialises");
     text.push('\n');
     text

@@ -248,52 +248,69 @@ impl FindingId {
     }
 }
 
-string_enum! {
-    /// A recommendation.
-    pub enum RecId {
-        /// A server-side cap (`--max-num-seqs`) admits fewer requests than the objective.
-        RaiseMaxNumSeqs = "raise_max_num_seqs",
-        /// Preemptions: the KV pool runs out.
-        TunePreemptions = "tune_for_preemptions",
-        /// Requests wait: add replicas behind an autoscaler.
-        MoveToKserve = "move_to_kserve",
-        /// Autoscale on in-flight requests or KV usage.
-        SetAutoscalingTrigger = "set_autoscaling_trigger",
-        /// Find why the server restarted.
-        InvestigateRestart = "investigate_restart",
-        /// Take a GPU that reported a hardware fault out of service and
-        /// diagnose it.
-        InvestigateGpuFault = "investigate_gpu_fault",
-        /// Read the logs of an error burst.
-        InvestigateErrorBurst = "investigate_error_burst",
-        /// The API server adds time before the engine.
-        ScaleApiServer = "scale_api_server",
-        /// Prefill is most of a failing TTFT: fewer prompt tokens, or more compute.
-        SpeedUpPrefill = "speed_up_prefill",
-        /// Quantize: fewer bytes per token.
-        QuantizeBeforeBuying = "quantize_before_buying",
-        /// Decode dominates; prefill work cannot help the failing objective.
-        StopOptimisingPrefill = "stop_optimising_prefill",
-        /// Separate prefill from decode, or route by prefix.
-        MoveToLlmD = "move_to_llm_d",
-        /// Answers are cut at max_tokens.
-        RaiseMaxTokens = "raise_max_tokens",
-        /// Put the shared text first, byte-identical.
-        StandardisePromptPrefix = "standardise_prompt_prefix",
-        /// The workload changed shape mid-capture.
-        RevisitOnShapeChange = "revisit_on_shape_change",
-        /// Turn prefix caching on where the server has it off.
-        EnablePrefixCaching = "enable_prefix_caching",
-        /// The shared prefix is shorter than one KV block.
-        ShrinkBlockSize = "shrink_block_size",
-        /// Many HTTP requests were answered 4xx or 5xx outside an error burst.
-        InvestigateHttpErrors = "investigate_http_errors",
-        /// Clients hang up before their answers finish.
-        AlignClientTimeouts = "align_client_timeouts",
-        /// The step's token budget holds requests back.
-        RaiseMaxNumBatchedTokens = "raise_max_num_batched_tokens",
-        /// `num_gpu_blocks_override` fixes the KV pool while it runs out.
-        RemoveBlocksOverride = "remove_num_gpu_blocks_override",
+/// A recommendation's id: the name of the rule that made it
+/// (`raise_max_num_seqs`). The set is open, so that a rule is its own file
+/// and a line in the table: the analysis's table of rules
+/// (`vllm_lens_analysis::rules::RULES`) lists the ids this version makes,
+/// and the JSON Schema it writes enumerates them. A report from another
+/// version may carry others; any snake_case word reads back.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RecId(Cow<'static, str>);
+
+impl RecId {
+    /// The id of a rule (a snake_case word, checked by the rules' tests).
+    pub const fn new(id: &'static str) -> RecId {
+        RecId(Cow::Borrowed(id))
+    }
+
+    /// The JSON string.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// True for the words an id may be: `[a-z0-9_]+`, starting with a letter.
+    pub fn is_valid(s: &str) -> bool {
+        s.starts_with(|c: char| c.is_ascii_lowercase())
+            && s.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    }
+}
+
+impl fmt::Display for RecId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for RecId {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for RecId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<RecId, D::Error> {
+        let s = String::deserialize(d)?;
+        if RecId::is_valid(&s) {
+            Ok(RecId(Cow::Owned(s)))
+        } else {
+            Err(serde::de::Error::custom(format!(
+                "not a recommendation id `{s}`"
+            )))
+        }
+    }
+}
+
+impl JsonSchema for RecId {
+    fn schema_name() -> Cow<'static, str> {
+        Cow::Borrowed("RecId")
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "pattern": "^[a-z][a-z0-9_]*$"
+        })
     }
 }
 
@@ -645,7 +662,6 @@ mod tests {
         }
         check(StepId::ALL, StepId::as_str, StepId::parse);
         check(FindingId::ALL, FindingId::as_str, FindingId::parse);
-        check(RecId::ALL, RecId::as_str, RecId::parse);
         check(SloId::ALL, SloId::as_str, SloId::parse);
         check(Addresses::ALL, Addresses::as_str, Addresses::parse);
         check(PhaseKind::ALL, PhaseKind::as_str, PhaseKind::parse);
@@ -667,9 +683,9 @@ mod tests {
         );
         assert_eq!(
             serde_json::from_str::<RecId>("\"move_to_kserve\"").unwrap(),
-            RecId::MoveToKserve
+            RecId::new("move_to_kserve")
         );
-        assert!(serde_json::from_str::<RecId>("\"nope\"").is_err());
+        assert!(serde_json::from_str::<RecId>("\"Not an id\"").is_err());
         assert_eq!(
             serde_json::to_string(&Scope::Replica("vllm-0".into())).unwrap(),
             "\"vllm-0\""

@@ -124,12 +124,65 @@ pub fn capitalise(s: &str) -> String {
     }
 }
 
+/// Four significant digits are plenty for evidence.
+pub fn round(v: f64) -> f64 {
+    if v == 0.0 || !v.is_finite() {
+        return v;
+    }
+    let digits = 4 - (v.abs().log10().floor() as i32 + 1);
+    let f = 10f64.powi(digits.clamp(-6, 12));
+    (v * f).round() / f
+}
+
+/// "a", "a or b", "a, b or c".
+pub fn list_or(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [a] => a.clone(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
+/// Fills `{name}` placeholders.
+pub fn fill(template: &str, vars: &[(&str, String)]) -> String {
+    let mut out = template.to_string();
+    for (k, v) in vars {
+        out = out.replace(&format!("{{{k}}}"), v);
+    }
+    out
+}
+
+/// A share in words that never rounds a non-zero share to "0.0 %".
+pub fn share_text(pct: Option<f64>) -> String {
+    match pct {
+        None => "?".into(),
+        Some(0.0) => "0 %".into(),
+        Some(p) if p < 0.1 => "under 0.1 %".into(),
+        Some(p) => format!("{p:.1} %"),
+    }
+}
+
+/// A duration as Prometheus writes it.
+pub fn prom_duration(ms: i64) -> String {
+    if ms % 3_600_000 == 0 {
+        format!("{}h", ms / 3_600_000)
+    } else if ms % 60_000 == 0 {
+        format!("{}m", ms / 60_000)
+    } else {
+        format!("{}s", ms / 1000)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn words() {
+        assert_eq!(fill("a {x} b {x}", &[("x", "1".into())]), "a 1 b 1");
+        assert_eq!(prom_duration(60_000), "1m");
+        assert_eq!(prom_duration(15_000), "15s");
+        assert_eq!(prom_duration(3_600_000), "1h");
         assert_eq!(num(33380.4), "33,380");
         assert_eq!(num(49.94), "49.9");
         assert_eq!(num(0.5), "0.5");
