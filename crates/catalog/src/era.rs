@@ -334,6 +334,32 @@ fn target_era(
     if engine_label {
         e.at_least(v(0, 8, 3), "`engine` label");
     }
+    release_bounds(&mut e, &has);
+    if engine == Engine::V1 {
+        v1_bounds(&mut e, &has, present, &engines, &reasons);
+    }
+    if let Some(top) = ttft_top {
+        if top == 10.0 {
+            e.at_most(v(0, 8, 3), "TTFT buckets end at 10 s");
+        } else if top >= 2560.0 {
+            e.at_least(v(0, 8, 4), "TTFT buckets reach 2560 s");
+        }
+    }
+    if e.lo > e.hi {
+        consistent = false;
+    }
+    TargetEra {
+        target: name.to_string(),
+        engine,
+        min_version: e.lo,
+        max_version: e.hi,
+        consistent,
+        markers: e.markers,
+    }
+}
+
+/// Bounds from families that appeared in a release or went away.
+fn release_bounds(e: &mut Evidence, has: &dyn Fn(&str) -> bool) {
     // Families that appeared in a release.
     let since: [(&str, Version); 12] = [
         ("vllm:request_queue_time_seconds", v(0, 6, 4)),
@@ -374,91 +400,81 @@ fn target_era(
             e.between(lo, hi, n);
         }
     }
-    if engine == Engine::V1 {
-        if has("vllm:time_per_output_token_seconds") {
-            e.at_most(v(0, 14, 1), "vllm:time_per_output_token_seconds on V1");
+}
+
+/// Bounds only the V1 engine gives: families it renamed, the default
+/// families it pre-creates, and its `finished_reason` values.
+fn v1_bounds(
+    e: &mut Evidence,
+    has: &dyn Fn(&str) -> bool,
+    present: &BTreeSet<String>,
+    engines: &BTreeSet<String>,
+    reasons: &BTreeSet<(String, String)>,
+) {
+    if has("vllm:time_per_output_token_seconds") {
+        e.at_most(v(0, 14, 1), "vllm:time_per_output_token_seconds on V1");
+    }
+    if has("vllm:gpu_cache_usage_perc") {
+        e.at_most(v(0, 11, 2), "vllm:gpu_cache_usage_perc on V1");
+    }
+    if has("vllm:gpu_prefix_cache_queries_total") {
+        e.between(
+            v(0, 7, 3),
+            v(0, 11, 2),
+            "vllm:gpu_prefix_cache_queries_total",
+        );
+    }
+    // V1 pre-creates every series: an absent default family means the
+    // release predates it.
+    let defaults: [(&str, Version); 7] = [
+        ("vllm:kv_cache_usage_perc", v(0, 9, 1)),
+        ("vllm:inter_token_latency_seconds", v(0, 10, 1)),
+        ("vllm:request_time_per_output_token_seconds", v(0, 10, 99)),
+        ("vllm:engine_sleep_state", v(0, 11, 0)),
+        ("vllm:request_prefill_kv_computed_tokens", v(0, 12, 99)),
+        ("vllm:prompt_tokens_cached_total", v(0, 15, 99)),
+        ("vllm:request_num_preemptions", v(0, 29, 99)),
+    ];
+    // Only a whole scrape says what is absent: a filtered export (a
+    // federation or a Prometheus query) holds a few families.
+    let vllm_families = present.iter().filter(|n| n.starts_with("vllm_")).count();
+    if has("vllm:num_requests_running") && vllm_families >= WHOLE_SCRAPE_FAMILIES {
+        for (n, hi) in defaults {
+            if !has(n) {
+                e.at_most(hi, &format!("no {n}"));
+            }
         }
-        if has("vllm:gpu_cache_usage_perc") {
-            e.at_most(v(0, 11, 2), "vllm:gpu_cache_usage_perc on V1");
-        }
-        if has("vllm:gpu_prefix_cache_queries_total") {
-            e.between(
-                v(0, 7, 3),
-                v(0, 11, 2),
-                "vllm:gpu_prefix_cache_queries_total",
+        if has("vllm:kv_cache_usage_perc") && !has("vllm:gpu_cache_usage_perc") {
+            e.at_least(
+                v(0, 11, 0),
+                "vllm:kv_cache_usage_perc without the old gpu_cache_usage_perc",
             );
         }
-        // V1 pre-creates every series: an absent default family means the
-        // release predates it.
-        let defaults: [(&str, Version); 7] = [
-            ("vllm:kv_cache_usage_perc", v(0, 9, 1)),
-            ("vllm:inter_token_latency_seconds", v(0, 10, 1)),
-            ("vllm:request_time_per_output_token_seconds", v(0, 10, 99)),
-            ("vllm:engine_sleep_state", v(0, 11, 0)),
-            ("vllm:request_prefill_kv_computed_tokens", v(0, 12, 99)),
-            ("vllm:prompt_tokens_cached_total", v(0, 15, 99)),
-            ("vllm:request_num_preemptions", v(0, 29, 99)),
-        ];
-        // Only a whole scrape says what is absent: a filtered export (a
-        // federation or a Prometheus query) holds a few families.
-        let vllm_families = present.iter().filter(|n| n.starts_with("vllm_")).count();
-        if has("vllm:num_requests_running") && vllm_families >= WHOLE_SCRAPE_FAMILIES {
-            for (n, hi) in defaults {
-                if !has(n) {
-                    e.at_most(hi, &format!("no {n}"));
-                }
-            }
-            if has("vllm:kv_cache_usage_perc") && !has("vllm:gpu_cache_usage_perc") {
-                e.at_least(
-                    v(0, 11, 0),
-                    "vllm:kv_cache_usage_perc without the old gpu_cache_usage_perc",
-                );
-            }
-            if has("vllm:inter_token_latency_seconds") && !has("vllm:time_per_output_token_seconds")
-            {
-                e.at_least(
-                    v(0, 12, 0),
-                    "vllm:inter_token_latency_seconds without the old time_per_output_token_seconds",
-                );
-            }
-        }
-        // finished_reason values per engine: 3, 4 or 5.
-        let per_engine = engines
-            .iter()
-            .map(|en| reasons.iter().filter(|(e2, _)| e2 == en).count())
-            .max()
-            .unwrap_or(reasons.len());
-        match per_engine {
-            3 => e.at_most(
-                v(0, 12, 99),
-                "3 finished_reason values (stop, length, abort)",
-            ),
-            4 => e.between(
-                v(0, 13, 0),
-                v(0, 16, 99),
-                "4 finished_reason values (+ error)",
-            ),
-            5 => e.at_least(v(0, 17, 0), "5 finished_reason values (+ repetition)"),
-            _ => {}
+        if has("vllm:inter_token_latency_seconds") && !has("vllm:time_per_output_token_seconds") {
+            e.at_least(
+                v(0, 12, 0),
+                "vllm:inter_token_latency_seconds without the old time_per_output_token_seconds",
+            );
         }
     }
-    if let Some(top) = ttft_top {
-        if top == 10.0 {
-            e.at_most(v(0, 8, 3), "TTFT buckets end at 10 s");
-        } else if top >= 2560.0 {
-            e.at_least(v(0, 8, 4), "TTFT buckets reach 2560 s");
-        }
-    }
-    if e.lo > e.hi {
-        consistent = false;
-    }
-    TargetEra {
-        target: name.to_string(),
-        engine,
-        min_version: e.lo,
-        max_version: e.hi,
-        consistent,
-        markers: e.markers,
+    // finished_reason values per engine: 3, 4 or 5.
+    let per_engine = engines
+        .iter()
+        .map(|en| reasons.iter().filter(|(e2, _)| e2 == en).count())
+        .max()
+        .unwrap_or(reasons.len());
+    match per_engine {
+        3 => e.at_most(
+            v(0, 12, 99),
+            "3 finished_reason values (stop, length, abort)",
+        ),
+        4 => e.between(
+            v(0, 13, 0),
+            v(0, 16, 99),
+            "4 finished_reason values (+ error)",
+        ),
+        5 => e.at_least(v(0, 17, 0), "5 finished_reason values (+ repetition)"),
+        _ => {}
     }
 }
 

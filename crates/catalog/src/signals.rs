@@ -287,6 +287,7 @@ const fn s(
     }
 }
 
+// long: the catalogue: one signal per entry, each with its names per release (rustfmt spreads an entry over several lines)
 /// Every signal, in the order reports list them.
 pub const SIGNALS: &[SignalInfo] = &[
     s(

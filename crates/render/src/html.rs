@@ -281,10 +281,12 @@ fn si(v: f64) -> String {
     format!("{} {p}", num(v / scale))
 }
 
-fn capacity(r: &Report) -> Markup {
+/// The capacity section's two charts: inter-token p95 against the batch
+/// (with the objective and the decode floor), TTFT p95 against requests in
+/// flight.
+fn capacity_charts(r: &Report) -> (Option<Markup>, Option<Markup>) {
     let c = &r.capacity;
     let slo = &r.settings.slo;
-    let source = |k: &str| c.sources.get(k).cloned().unwrap_or_default();
     let itl_points: Vec<svg::RangePoint> = c
         .points
         .iter()
@@ -334,6 +336,14 @@ fn capacity(r: &Report) -> Markup {
             label: format!("objective {} ms", num(slo.ttft_p95_ms)),
         }],
     });
+    (itl_chart, ttft_chart)
+}
+
+fn capacity(r: &Report) -> Markup {
+    let c = &r.capacity;
+    let slo = &r.settings.slo;
+    let source = |k: &str| c.sources.get(k).cloned().unwrap_or_default();
+    let (itl_chart, ttft_chart) = capacity_charts(r);
     let m = &c.max_concurrency_meeting;
     html! {
         section id="capacity" {

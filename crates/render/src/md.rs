@@ -145,6 +145,16 @@ pub fn render(r: &Report) -> String {
         }
         let _ = writeln!(o);
     }
+    scorecard(&mut o, r);
+    what_to_do(&mut o, r);
+    figures_table(&mut o, r);
+    capacity(&mut o, r);
+    closing(&mut o, r);
+    o
+}
+
+/// The scorecard's table.
+fn scorecard(o: &mut String, r: &Report) {
     let _ = writeln!(o, "### Scorecard\n");
     let _ = writeln!(o, "| objective | verdict | measured | headroom | minutes |");
     let _ = writeln!(o, "|---|---|---|---|---|");
@@ -159,6 +169,10 @@ pub fn render(r: &Report) -> String {
             escape(&words::slo_windows(s))
         );
     }
+}
+
+/// The recommendations, then the alerts.
+fn what_to_do(o: &mut String, r: &Report) {
     let _ = writeln!(o, "\n### What to do\n");
     if r.recommendations.is_empty() {
         let _ = writeln!(
@@ -199,6 +213,10 @@ pub fn render(r: &Report) -> String {
             escape(&words::alerts_line(&r.alerts))
         );
     }
+}
+
+/// The key figures, per level phase when there are several.
+fn figures_table(o: &mut String, r: &Report) {
     // Key figures: per level phase (steady or overload) when there are
     // several.
     let steady: Vec<&Phase> = r
@@ -257,6 +275,10 @@ pub fn render(r: &Report) -> String {
                 .join(" | ")
         );
     }
+}
+
+/// Capacity, in one line.
+fn capacity(o: &mut String, r: &Report) {
     // Capacity, in one line.
     let c = &r.capacity;
     let mut cap: Vec<String> = Vec::new();
@@ -333,6 +355,10 @@ pub fn render(r: &Report) -> String {
             format!(" What the server was told: {}.", escape(&told.join("; ")))
         }
     );
+}
+
+/// The timeline's key events and the data-quality line.
+fn closing(o: &mut String, r: &Report) {
     // The timeline's key events.
     let key: Vec<&TimelineEvent> = r
         .timeline
@@ -368,5 +394,4 @@ pub fn render(r: &Report) -> String {
         escape(&r.data_quality.vllm_version),
         r.data_quality.notes.len()
     );
-    o
 }

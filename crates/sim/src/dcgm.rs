@@ -96,27 +96,12 @@ pub fn collect(
     let _ = exporter;
 }
 
-/// One scrape of a node's exporter.
-pub fn render(gpus: &[(&Ident, &Sample)], spec: &Gpu, exporter: &Exporter) -> String {
-    let mut out = String::with_capacity(12 * 1024);
-    let labels = |id: &Ident| {
-        format!(
-            "gpu=\"{}\",UUID=\"{}\",pci_bus_id=\"{}\",device=\"nvidia{}\",modelName=\"{}\",{}=\"{}\",DCGM_FI_DRIVER_VERSION=\"{}\",container=\"vllm\",namespace=\"llm\",pod=\"{}\"",
-            id.index,
-            id.uuid,
-            id.pci_bus_id,
-            id.index,
-            spec.model_name,
-            exporter.hostname_label,
-            id.hostname,
-            exporter.driver_version,
-            id.pod
-        )
-    };
-    type Get = fn(&Sample, &Gpu) -> String;
-    let int = |v: u64| v.to_string();
-    let _ = int;
-    let mut fields: Vec<(&str, &str, &str, Get)> = vec![
+/// How a field's value is read from a GPU's sample.
+type Get = fn(&Sample, &Gpu) -> String;
+
+/// The fields this exporter writes, in its order: (name, help, type, value).
+fn fields(spec: &Gpu, exporter: &Exporter) -> Vec<(&'static str, &'static str, &'static str, Get)> {
+    let mut fields: Vec<(&'static str, &'static str, &'static str, Get)> = vec![
         (
             "DCGM_FI_DEV_SM_CLOCK",
             "SM clock frequency (in MHz).",
@@ -255,7 +240,27 @@ pub fn render(gpus: &[(&Ident, &Sample)], spec: &Gpu, exporter: &Exporter) -> St
             ),
         ]);
     }
-    for (name, help, typ, get) in fields {
+    fields
+}
+
+/// One scrape of a node's exporter.
+pub fn render(gpus: &[(&Ident, &Sample)], spec: &Gpu, exporter: &Exporter) -> String {
+    let mut out = String::with_capacity(12 * 1024);
+    let labels = |id: &Ident| {
+        format!(
+            "gpu=\"{}\",UUID=\"{}\",pci_bus_id=\"{}\",device=\"nvidia{}\",modelName=\"{}\",{}=\"{}\",DCGM_FI_DRIVER_VERSION=\"{}\",container=\"vllm\",namespace=\"llm\",pod=\"{}\"",
+            id.index,
+            id.uuid,
+            id.pci_bus_id,
+            id.index,
+            spec.model_name,
+            exporter.hostname_label,
+            id.hostname,
+            exporter.driver_version,
+            id.pod
+        )
+    };
+    for (name, help, typ, get) in fields(spec, exporter) {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {typ}");
         for (id, s) in gpus {
             if !s.valid {

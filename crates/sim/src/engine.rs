@@ -644,6 +644,19 @@ impl Sim {
         self.truth.preemption(self.unix(self.now));
     }
 
+    /// Counts one prefix-cache lookup of `stream` tokens of which `cached`
+    /// (in `blocks_hit` blocks) were found.
+    fn count_prefix(&mut self, rep: usize, stream: u32, cached: u32, blocks_hit: usize) {
+        let bs = self.r.scenario.server.block_size;
+        let m = &mut self.replicas[rep].metrics;
+        m.prefix_queries += f64::from(stream);
+        m.prefix_hits += f64::from(cached);
+        m.prefix_block_queries += f64::from(stream.div_ceil(bs));
+        m.prefix_block_hits += blocks_hit as f64;
+        let unix = self.unix(self.now);
+        self.truth.prefix(unix, stream, cached);
+    }
+
     fn start_step(&mut self, rep: usize) {
         let now = self.now;
         if !self.replicas[rep].up {
@@ -736,13 +749,7 @@ impl Sim {
                 break;
             };
             self.replicas[rep].waiting.pop_front();
-            let m = &mut self.replicas[rep].metrics;
-            m.prefix_queries += f64::from(stream);
-            m.prefix_hits += f64::from(cached);
-            m.prefix_block_queries += f64::from(stream.div_ceil(bs));
-            m.prefix_block_hits += hit.len() as f64;
-            let unix = self.unix(now);
-            self.truth.prefix(unix, stream, cached);
+            self.count_prefix(rep, stream, cached, hit.len());
             let r = &mut self.reqs[id];
             r.chain = hashes[..hit.len()].to_vec();
             r.blocks = hit;
@@ -782,7 +789,28 @@ impl Sim {
             self.replicas[rep].step = None;
             return;
         }
-        // Step time.
+        let StepCost {
+            dt,
+            busy,
+            dram,
+            tensor,
+            total_tokens,
+        } = self.step_cost(&items);
+        self.replicas[rep]
+            .trace
+            .add(now, now + dt, busy / dt, dram / dt, tensor / dt);
+        let unix = self.unix(now);
+        self.truth.step(unix, total_tokens);
+        self.replicas[rep].metrics.h_iteration.observe(total_tokens);
+        self.replicas[rep].metrics.logged = true;
+        self.replicas[rep].step = Some(items);
+        self.push(now + dt, Ev::StepEnd { replica: rep });
+    }
+
+    /// The time one step takes and what the GPU does during it, from the
+    /// memory traffic and the FLOPs of its items.
+    fn step_cost(&self, items: &[Item]) -> StepCost {
+        let srv = &self.r.scenario.server;
         let perf = &srv.perf;
         let model = self.r.model;
         let tp = f64::from(srv.tensor_parallel);
@@ -791,7 +819,7 @@ impl Sim {
         let mut prefill_tokens = 0.0;
         let mut ctx_tokens = 0.0;
         let mut attn_flops = 0.0;
-        for it in &items {
+        for it in items {
             let r = &self.reqs[it.req];
             let c = f64::from(it.chunk);
             ctx_tokens += f64::from(r.computed) + c;
@@ -826,15 +854,13 @@ impl Sim {
         let busy = (dt - HOST_GAP_S).max(0.0);
         let dram = (mem_bytes / (bw * DRAM_EFF) + prefill_flops / peak * 0.3).min(busy);
         let tensor = (all_flops / (peak * TENSOR_EFF)).min(busy);
-        self.replicas[rep]
-            .trace
-            .add(now, now + dt, busy / dt, dram / dt, tensor / dt);
-        let unix = self.unix(now);
-        self.truth.step(unix, total_tokens);
-        self.replicas[rep].metrics.h_iteration.observe(total_tokens);
-        self.replicas[rep].metrics.logged = true;
-        self.replicas[rep].step = Some(items);
-        self.push(now + dt, Ev::StepEnd { replica: rep });
+        StepCost {
+            dt,
+            busy,
+            dram,
+            tensor,
+            total_tokens,
+        }
     }
 
     fn end_step(&mut self, rep: usize) {
@@ -1041,4 +1067,18 @@ impl Sim {
 
 fn srv_caching(sim: &Sim) -> bool {
     sim.r.scenario.server.enable_prefix_caching
+}
+
+/// What [`Sim::step_cost`] works out for one step.
+struct StepCost {
+    /// Wall time of the step, in seconds.
+    dt: f64,
+    /// Seconds of it the GPU is busy.
+    busy: f64,
+    /// Seconds of DRAM activity.
+    dram: f64,
+    /// Seconds of tensor-pipe activity.
+    tensor: f64,
+    /// Tokens the step computes (decode sequences plus prefill tokens).
+    total_tokens: f64,
 }

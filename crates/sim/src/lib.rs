@@ -237,12 +237,10 @@ impl Observer for Out {
     }
 }
 
-/// Runs a scenario.
-pub fn generate(r: Resolved) -> Generated {
-    let name = r.scenario.name.clone();
-    let mut sim = Sim::new(r);
-    let srv = sim.r.scenario.server.clone();
-    let used_mib = (sim.budget_mib + srv.perf.context_mib).round() as u64;
+/// The made-up identities of the nodes, pods and GPUs, and the manifest's
+/// targets (one vLLM and one dcgm-exporter per node), from the scenario's
+/// own "identity" stream.
+fn identities(sim: &Sim) -> (Vec<Vec<(dcgm::Ident, GpuState)>>, Vec<ManifestTarget>) {
     let mut idrng = Rng::stream(sim.r.scenario.seed, "identity");
     let mut gpus = Vec::new();
     let mut targets = Vec::new();
@@ -319,20 +317,11 @@ pub fn generate(r: Resolved) -> Generated {
             environment: None,
         });
     }
-    let mut out = Out {
-        files: Vec::new(),
-        scrapes: Vec::new(),
-        gpus,
-        rng: Rng::stream(sim.r.scenario.seed, "dcgm"),
-        used_mib,
-        gpu_truth: Vec::new(),
-    };
-    sim.run(&mut out);
-    for &(unix, temp, vram) in &out.gpu_truth {
-        sim.truth.gpu_collect(unix, temp, vram);
-    }
-    let s = &sim.r.scenario;
-    let start_ms = sim.r.start_ms;
+    (gpus, targets)
+}
+
+/// The engine arguments the manifest records.
+fn engine_args(srv: &scenario::Server) -> BTreeMap<String, serde_json::Value> {
     let mut args = BTreeMap::new();
     args.insert(
         "max-model-len".to_string(),
@@ -359,6 +348,30 @@ pub fn generate(r: Resolved) -> Generated {
         "enable-prefix-caching".to_string(),
         serde_json::json!(srv.enable_prefix_caching),
     );
+    args
+}
+
+/// Runs a scenario.
+pub fn generate(r: Resolved) -> Generated {
+    let name = r.scenario.name.clone();
+    let mut sim = Sim::new(r);
+    let srv = sim.r.scenario.server.clone();
+    let used_mib = (sim.budget_mib + srv.perf.context_mib).round() as u64;
+    let (gpus, targets) = identities(&sim);
+    let mut out = Out {
+        files: Vec::new(),
+        scrapes: Vec::new(),
+        gpus,
+        rng: Rng::stream(sim.r.scenario.seed, "dcgm"),
+        used_mib,
+        gpu_truth: Vec::new(),
+    };
+    sim.run(&mut out);
+    for &(unix, temp, vram) in &out.gpu_truth {
+        sim.truth.gpu_collect(unix, temp, vram);
+    }
+    let s = &sim.r.scenario;
+    let start_ms = sim.r.start_ms;
     let manifest = Manifest {
         format: Some("vllm-lens-bundle".into()),
         version: Some(1),
@@ -378,7 +391,7 @@ pub fn generate(r: Resolved) -> Generated {
             gpu_model: Some(sim.r.gpu.model_name.into()),
             gpu_count: Some(srv.replicas * srv.tensor_parallel),
             driver_version: Some(s.exporter.driver_version.clone()),
-            engine_args: args,
+            engine_args: engine_args(&srv),
             device: None,
         }),
     };

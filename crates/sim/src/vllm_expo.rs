@@ -357,6 +357,17 @@ fn render_v1(m: &VllmMetrics, ctx: &Ctx) -> String {
         &[(&[], m.preemptions)],
         c,
     );
+    v1_counters(&mut w, m);
+    v1_histograms(&mut w, m);
+    cache_config(&mut w, m, true);
+    http_block(&mut w, m);
+    w.out
+}
+
+/// The token and request counters, in the exposition's order.
+fn v1_counters(w: &mut W<'_>, m: &VllmMetrics) {
+    let v = w.ctx.version;
+    let c = Some(m.created);
     w.counter(
         "vllm:prompt_tokens",
         "Number of prefill tokens processed.",
@@ -417,6 +428,11 @@ fn render_v1(m: &VllmMetrics, ctx: &Ctx) -> String {
         &refs,
         c,
     );
+}
+
+/// The histograms, in the exposition's order.
+fn v1_histograms(w: &mut W<'_>, m: &VllmMetrics) {
+    let v = w.ctx.version;
     w.histogram(
         "vllm:request_prompt_tokens",
         "Number of prefill tokens processed.",
@@ -521,9 +537,6 @@ fn render_v1(m: &VllmMetrics, ctx: &Ctx) -> String {
             true,
         );
     }
-    cache_config(&mut w, m, true);
-    http_block(&mut w, m);
-    w.out
 }
 
 fn cache_config(w: &mut W, m: &VllmMetrics, v1: bool) {
@@ -757,6 +770,13 @@ fn render_v0(m: &VllmMetrics, ctx: &Ctx) -> String {
         );
     }
     cache_config(&mut w, m, false);
+    v0_histograms(&mut w, m);
+    w.out
+}
+
+/// The multiprocess histograms, each only once observed, in the exposition's order.
+fn v0_histograms(w: &mut W<'_>, m: &VllmMetrics) {
+    let v = w.ctx.version;
     // Histograms, each only once observed.
     if v >= Version(0, 6, 4) {
         w.histogram_mp(
@@ -836,5 +856,4 @@ fn render_v0(m: &VllmMetrics, ctx: &Ctx) -> String {
             &m.h_max_tokens,
         );
     }
-    w.out
 }

@@ -54,6 +54,7 @@ fn range(v: &[Option<f64>]) -> Option<[f64; 2]> {
 
 type Getter = fn(&Report) -> (Option<f64>, Vec<Option<f64>>);
 
+// long: a table, one key figure per entry (rustfmt spreads each over seven lines)
 /// Key figures: (key, label, unit, lower is better, getter).
 fn figures() -> Vec<(&'static str, &'static str, &'static str, bool, Getter)> {
     macro_rules! lat {
@@ -255,8 +256,9 @@ fn ratio_apart(a: Option<f64>, b: Option<f64>, limit: f64) -> Option<f64> {
     }
 }
 
-/// Compares two reports made with the same settings.
-pub fn compare(before: &Report, after: &Report) -> Comparison {
+/// The comparability guard: is this a fair comparison at all, and why
+/// not; and whether the second capture started with a warm prefix cache.
+fn guard(before: &Report, after: &Report) -> (Fairness, Vec<String>, bool) {
     let mut hard = Vec::new();
     let mut soft = Vec::new();
     let (b, a) = (&before.deployment, &after.deployment);
@@ -351,7 +353,12 @@ pub fn compare(before: &Report, after: &Report) -> Comparison {
     };
     let mut reasons = hard;
     reasons.extend(soft);
+    (fairness, reasons, warm)
+}
 
+/// Every key figure before and after, with its direction, and the
+/// overlays of the ones the comparison charts.
+fn changes(before: &Report, after: &Report) -> (Vec<FigureChange>, Vec<Overlay>) {
     let mut changes = Vec::new();
     let mut overlays = Vec::new();
     for (key, label, unit, lower, get) in figures() {
@@ -405,6 +412,13 @@ pub fn compare(before: &Report, after: &Report) -> Comparison {
             });
         }
     }
+    (changes, overlays)
+}
+
+/// Compares two reports made with the same settings.
+pub fn compare(before: &Report, after: &Report) -> Comparison {
+    let (fairness, reasons, warm) = guard(before, after);
+    let (changes, overlays) = changes(before, after);
     let ids = |r: &Report| {
         r.recommendations
             .iter()

@@ -435,6 +435,75 @@ fn while_queued(i: &CapacityInput<'_>) -> WhileQueued {
     }
 }
 
+/// The token budget's evidence in words: what waited, what ran, the KV
+/// cache and the steps' sizes while requests waited.
+fn budget_words(
+    q: &QueueReport,
+    wq: &WhileQueued,
+    admission_cap: Option<f64>,
+    max_num_seqs: Option<f64>,
+    kv_max: Option<f64>,
+    budget: Option<f64>,
+    queued: bool,
+) -> String {
+    let waited_words = match wq.capacity_waiting {
+        Some(c) => format!(
+            "up to {} requests waited ({})",
+            num(c),
+            match q.waiting_metric.as_deref() {
+                Some(m) if m.ends_with("_by_reason") => format!("{m}{{reason=\"capacity\"}}"),
+                Some(m) => m.to_string(),
+                None => "vllm:num_requests_waiting".into(),
+            }
+        ),
+        None => "requests waited (the queue time)".into(),
+    };
+    let below = match (admission_cap, max_num_seqs) {
+        (Some(cap), Some(m)) => {
+            format!("at most {} ran, below --max-num-seqs {}", num(cap), num(m))
+        }
+        (Some(cap), None) => format!(
+            "at most {} ran, {} at the median: spread below their peak, no sequence cap held them",
+            num(cap),
+            wq.median_running.map_or("?".into(), num)
+        ),
+        (None, _) => "running was not read at those scrapes".into(),
+    };
+    let kv = kv_max.map_or("KV usage missing".into(), |k| {
+        format!("the KV cache peaked at {k:.1} %")
+    });
+    let steps = match wq.bucket {
+        Some((lo, hi)) if wq.steps > 0.0 => format!(
+            "; {:.0} % of the engine steps then carried {}–{} tokens (vllm:iteration_tokens_total){}",
+            100.0 * wq.full_steps / wq.steps,
+            num(lo + 1.0),
+            if hi.is_finite() {
+                num(hi)
+            } else {
+                "more".into()
+            },
+            budget.map_or(String::new(), |b| format!(
+                ", the bucket of --max-num-batched-tokens {}",
+                num(b)
+            ))
+        ),
+        _ => String::new(),
+    };
+    if queued {
+        format!(
+            "{waited_words} while {below}, and {kv}: what remains in vLLM's scheduler is the step's token budget{steps}"
+        )
+    } else {
+        format!(
+            "no request waited, so the step's token budget held none back{}",
+            budget.map_or(String::new(), |b| format!(
+                " (--max-num-batched-tokens {})",
+                num(b)
+            ))
+        )
+    }
+}
+
 /// What binds: every limit checked against its own evidence (`docs/capacity.md`).
 fn limits(i: &CapacityInput<'_>, w: &mut Written) -> Limits {
     let s = i.summary;
@@ -501,64 +570,7 @@ fn limits(i: &CapacityInput<'_>, w: &mut Written) -> Limits {
     // Waiting seen at scrapes (not only as queue time) below the cap.
     let waited = admission_cap.is_some();
     let budget_binds = queued && kv_low && below_seqs && (full || waited);
-    let budget_evidence = {
-        let waited_words = match wq.capacity_waiting {
-            Some(c) => format!(
-                "up to {} requests waited ({})",
-                num(c),
-                match q.waiting_metric.as_deref() {
-                    Some(m) if m.ends_with("_by_reason") => format!("{m}{{reason=\"capacity\"}}"),
-                    Some(m) => m.to_string(),
-                    None => "vllm:num_requests_waiting".into(),
-                }
-            ),
-            None => "requests waited (the queue time)".into(),
-        };
-        let below = match (admission_cap, max_num_seqs) {
-            (Some(cap), Some(m)) => {
-                format!("at most {} ran, below --max-num-seqs {}", num(cap), num(m))
-            }
-            (Some(cap), None) => format!(
-                "at most {} ran, {} at the median: spread below their peak, no sequence cap held them",
-                num(cap),
-                wq.median_running.map_or("?".into(), num)
-            ),
-            (None, _) => "running was not read at those scrapes".into(),
-        };
-        let kv = kv_max.map_or("KV usage missing".into(), |k| {
-            format!("the KV cache peaked at {k:.1} %")
-        });
-        let steps = match wq.bucket {
-            Some((lo, hi)) if wq.steps > 0.0 => format!(
-                "; {:.0} % of the engine steps then carried {}–{} tokens (vllm:iteration_tokens_total){}",
-                100.0 * wq.full_steps / wq.steps,
-                num(lo + 1.0),
-                if hi.is_finite() {
-                    num(hi)
-                } else {
-                    "more".into()
-                },
-                budget.map_or(String::new(), |b| format!(
-                    ", the bucket of --max-num-batched-tokens {}",
-                    num(b)
-                ))
-            ),
-            _ => String::new(),
-        };
-        if queued {
-            format!(
-                "{waited_words} while {below}, and {kv}: what remains in vLLM's scheduler is the step's token budget{steps}"
-            )
-        } else {
-            format!(
-                "no request waited, so the step's token budget held none back{}",
-                budget.map_or(String::new(), |b| format!(
-                    " (--max-num-batched-tokens {})",
-                    num(b)
-                ))
-            )
-        }
-    };
+    let budget_evidence = budget_words(q, &wq, admission_cap, max_num_seqs, kv_max, budget, queued);
 
     let client_evidence = match q.peak_in_flight() {
         Some(p) if !queued => format!(

@@ -42,8 +42,23 @@ fn first_window(
         .find_map(|w| f(w).filter(|v| *v >= threshold).map(|v| (w.start_ms, v)))
 }
 
+/// The moments that matter, in order of time (then kind).
 pub(crate) fn timeline(ctx: &Ctx<'_>, q: &Query<'_>) -> Vec<TimelineEvent> {
     let mut out = Vec::new();
+    slo_events(ctx, &mut out);
+    queue_event(ctx, &mut out);
+    threshold_events(ctx, &mut out);
+    restart_events(ctx, &mut out);
+    gap_events(ctx, q, &mut out);
+    phase_events(ctx, &mut out);
+    shape_event(ctx, &mut out);
+    fault_events(ctx, &mut out);
+    out.sort_by(|a, b| a.time_ms.cmp(&b.time_ms).then_with(|| a.kind.cmp(&b.kind)));
+    out
+}
+
+/// Proven breaches and recoveries of each objective.
+fn slo_events(ctx: &Ctx<'_>, out: &mut Vec<TimelineEvent>) {
     // Proven breaches and recoveries of each objective: a window the
     // buckets cannot decide, or without data, changes nothing.
     for slo in ctx.slo {
@@ -94,6 +109,10 @@ pub(crate) fn timeline(ctx: &Ctx<'_>, q: &Query<'_>) -> Vec<TimelineEvent> {
             }
         }
     }
+}
+
+/// The first time requests queued.
+fn queue_event(ctx: &Ctx<'_>, out: &mut Vec<TimelineEvent>) {
     // Queueing as the queue objective defines it (waiting on two
     // consecutive scrapes, or a window's mean queue time), at the time of
     // its first sighting: one request caught between two engine steps is
@@ -139,6 +158,10 @@ pub(crate) fn timeline(ctx: &Ctx<'_>, q: &Query<'_>) -> Vec<TimelineEvent> {
             signals,
         ));
     }
+}
+
+/// Preemptions starting and the KV cache crossing its warning lines.
+fn threshold_events(ctx: &Ctx<'_>, out: &mut Vec<TimelineEvent>) {
     if let Some((at, v)) =
         first_window(ctx, |w| w.efficiency.preemptions_per_min, f64::MIN_POSITIVE)
     {
@@ -172,6 +195,10 @@ pub(crate) fn timeline(ctx: &Ctx<'_>, q: &Query<'_>) -> Vec<TimelineEvent> {
             ));
         }
     }
+}
+
+/// Restarts, with the time unreachable and the requests lost.
+fn restart_events(ctx: &Ctx<'_>, out: &mut Vec<TimelineEvent>) {
     for r in ctx.restarts {
         let mut text = format!("{} restarted: a new process, counters reset", r.replica);
         if let Some(d) = r.down_ms() {
@@ -192,7 +219,10 @@ pub(crate) fn timeline(ctx: &Ctx<'_>, q: &Query<'_>) -> Vec<TimelineEvent> {
             r.lost_signals(),
         ));
     }
-    gap_events(ctx, q, &mut out);
+}
+
+/// Load steps between phases, and error bursts.
+fn phase_events(ctx: &Ctx<'_>, out: &mut Vec<TimelineEvent>) {
     // Load steps between phases, and error bursts.
     let mut previous: Option<&crate::model::Phase> = None;
     for p in ctx.phases {
@@ -234,6 +264,10 @@ pub(crate) fn timeline(ctx: &Ctx<'_>, q: &Query<'_>) -> Vec<TimelineEvent> {
             _ => {}
         }
     }
+}
+
+/// A change of the workload's shape.
+fn shape_event(ctx: &Ctx<'_>, out: &mut Vec<TimelineEvent>) {
     if let Some((a, b, at)) = crate::judge::analyses::workload::shape_change(ctx) {
         out.push(event(
             ctx,
@@ -247,9 +281,6 @@ pub(crate) fn timeline(ctx: &Ctx<'_>, q: &Query<'_>) -> Vec<TimelineEvent> {
             &[Signal::GenerationTokens, Signal::PromptTokens],
         ));
     }
-    fault_events(ctx, &mut out);
-    out.sort_by(|a, b| a.time_ms.cmp(&b.time_ms).then_with(|| a.kind.cmp(&b.kind)));
-    out
 }
 
 /// Scrape gaps, at the time the first scrape went missing or failed.

@@ -237,12 +237,29 @@ pub(crate) fn verdict(
             narrative: vec![format!("{first}.")],
         };
     }
-    let fired = |id: FindingId| {
-        analyses
-            .iter()
-            .flat_map(|a| a.findings.iter())
-            .any(|f| f.id == id)
+    let (failing, mut risks) = objective_reasons(ctx);
+    risks.extend(other_risks(ctx, analyses));
+    let status = if !failing.is_empty() {
+        VerdictStatus::Failing
+    } else if !risks.is_empty() {
+        VerdictStatus::AtRisk
+    } else {
+        VerdictStatus::Healthy
     };
+    let headline = headline(ctx, status, &failing, &risks, advice);
+    let mut reasons = failing;
+    reasons.extend(risks);
+    Verdict {
+        status,
+        headline,
+        reasons,
+        narrative: narrative(ctx, timeline),
+    }
+}
+
+/// Every objective that fails, and every one in doubt or met with thin
+/// headroom, in words.
+fn objective_reasons(ctx: &Ctx<'_>) -> (Vec<String>, Vec<String>) {
     let mut failing: Vec<String> = Vec::new();
     let mut risks: Vec<String> = Vec::new();
     for slo in ctx.slo {
@@ -287,6 +304,19 @@ pub(crate) fn verdict(
             _ => {}
         }
     }
+    (failing, risks)
+}
+
+/// What puts the service at risk outside the objectives: GPU faults, p99
+/// stalls, restarts, error bursts, refused requests and clients that hung up.
+fn other_risks(ctx: &Ctx<'_>, analyses: &[Analysis]) -> Vec<String> {
+    let mut risks = Vec::new();
+    let fired = |id: FindingId| {
+        analyses
+            .iter()
+            .flat_map(|a| a.findings.iter())
+            .any(|f| f.id == id)
+    };
     // A GPU that reported a fault is a risk whatever the objectives say.
     risks.extend(crate::measure::faults::per_gpu(ctx.faults));
     let l = &ctx.summary.latency;
@@ -360,19 +390,23 @@ pub(crate) fn verdict(
             num(n.round())
         ));
     }
-    let status = if !failing.is_empty() {
-        VerdictStatus::Failing
-    } else if !risks.is_empty() {
-        VerdictStatus::AtRisk
-    } else {
-        VerdictStatus::Healthy
-    };
+    risks
+}
+
+/// The verdict's first line.
+fn headline(
+    ctx: &Ctx<'_>,
+    status: VerdictStatus,
+    failing: &[String],
+    risks: &[String],
+    advice: usize,
+) -> String {
     let exercised = ctx
         .slo
         .iter()
         .filter(|s| s.status != SloStatus::NotExercised)
         .count();
-    let headline = match status {
+    match status {
         VerdictStatus::Failing => format!("Failing: {}.", failing.join("; ")),
         VerdictStatus::AtRisk => format!(
             "At risk: no objective fails, but {}.",
@@ -400,14 +434,6 @@ pub(crate) fn verdict(
                 ""
             }
         ),
-    };
-    let mut reasons = failing;
-    reasons.extend(risks);
-    Verdict {
-        status,
-        headline,
-        reasons,
-        narrative: narrative(ctx, timeline),
     }
 }
 

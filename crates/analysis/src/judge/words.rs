@@ -21,6 +21,7 @@ const fn t(explanation: &'static str, action: &'static str) -> FindingText {
 const MISSING: &str =
     "None of {names} was captured, so this cannot be judged. It is shown as missing, not as zero.";
 
+// long: a table of words, one arm per finding id (the match is exhaustive, so no id ships without its text)
 /// The words of a finding.
 pub(crate) fn finding(id: FindingId) -> FindingText {
     use FindingId as F;

@@ -158,6 +158,7 @@ const fn model(
     }
 }
 
+// long: a table, one documented model per entry (docs/capacity.md lists them with sources)
 /// The model table (parameter counts and `config.json` shapes as
 /// published by each model's authors).
 pub const MODELS: &[ModelSpec] = &[
