@@ -353,6 +353,29 @@ string_enum! {
     }
 }
 
+/// How an objective is measured, which decides how its value and its
+/// margin are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SloKind {
+    /// A latency quantile, judged by its histogram's bucket edges.
+    Quantile,
+    /// Where queueing starts, in requests in flight.
+    Queue,
+    /// A share of finished requests, %.
+    Rate,
+}
+
+impl SloId {
+    /// How the objective is measured.
+    pub fn kind(self) -> SloKind {
+        match self {
+            SloId::TtftP95 | SloId::ItlP95 => SloKind::Quantile,
+            SloId::QueueAtConcurrency => SloKind::Queue,
+            SloId::ErrorAbortRate => SloKind::Rate,
+        }
+    }
+}
+
 impl From<SloId> for Addresses {
     fn from(s: SloId) -> Addresses {
         match s {

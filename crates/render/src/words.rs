@@ -4,10 +4,9 @@
 //! percentage points for a percentage, requests in flight for queueing),
 //! what a snippet would have done.
 
+use vllm_lens_model::ids::SloKind;
 use vllm_lens_model::text::{bucket_text, ms_text, num};
-use vllm_lens_model::{
-    Confidence, Phase, Report, SloId, SloResult, SloStatus, Snippet, VerdictStatus,
-};
+use vllm_lens_model::{Confidence, Phase, Report, SloResult, SloStatus, Snippet, VerdictStatus};
 
 /// The verdict in capitals, for a headline.
 pub fn verdict_word(s: VerdictStatus) -> &'static str {
@@ -42,15 +41,15 @@ pub fn status_mark(s: SloStatus) -> &'static str {
 /// What was measured, in words: `p95 between 250 and 500 ms`, `queueing
 /// from 29 in flight`, `0.12 %`.
 pub fn slo_value(s: &SloResult) -> String {
-    match s.id {
-        SloId::TtftP95 | SloId::ItlP95 => match s.bounds {
+    match s.id.kind() {
+        SloKind::Quantile => match s.bounds {
             Some(b) => format!(
                 "p95 {}",
                 bucket_text(b.low, b.high.unwrap_or(f64::INFINITY))
             ),
             None => "missing".into(),
         },
-        SloId::QueueAtConcurrency => match (s.queueing_starts_at, s.value) {
+        SloKind::Queue => match (s.queueing_starts_at, s.value) {
             (Some(start), _) => format!(
                 "queueing from {} in flight{}",
                 num(start),
@@ -60,7 +59,7 @@ pub fn slo_value(s: &SloResult) -> String {
             (None, Some(peak)) => format!("nothing queued up to {} in flight", num(peak)),
             (None, None) => "missing".into(),
         },
-        SloId::ErrorAbortRate => s
+        SloKind::Rate => s
             .value
             .map_or("missing".into(), |v| format!("{} %", num(v))),
     }
@@ -68,12 +67,10 @@ pub fn slo_value(s: &SloResult) -> String {
 
 /// The margin, in words.
 pub fn slo_headroom(s: &SloResult) -> String {
-    match (s.id, s.status) {
+    match (s.id.kind(), s.status) {
         (_, SloStatus::NotExercised) => "—".into(),
-        (SloId::TtftP95 | SloId::ItlP95, SloStatus::CannotTell) => {
-            "the objective lies inside the bucket".into()
-        }
-        (SloId::TtftP95 | SloId::ItlP95, SloStatus::Pass) => match s.bounds {
+        (SloKind::Quantile, SloStatus::CannotTell) => "the objective lies inside the bucket".into(),
+        (SloKind::Quantile, SloStatus::Pass) => match s.bounds {
             Some(b) => {
                 let hi = s.threshold - b.low;
                 let lo = s.headroom.unwrap_or(0.0).max(0.0);
@@ -85,7 +82,7 @@ pub fn slo_headroom(s: &SloResult) -> String {
             }
             None => "—".into(),
         },
-        (SloId::TtftP95 | SloId::ItlP95, _) => match s.bounds {
+        (SloKind::Quantile, _) => match s.bounds {
             Some(b) if b.low >= 2.0 * s.threshold => {
                 let x = b.low / s.threshold;
                 format!(
@@ -98,7 +95,7 @@ pub fn slo_headroom(s: &SloResult) -> String {
             }
             _ => "none".into(),
         },
-        (SloId::QueueAtConcurrency, _) => match (s.queueing_starts_at, s.headroom) {
+        (SloKind::Queue, _) => match (s.queueing_starts_at, s.headroom) {
             (Some(_), Some(h)) if h >= 0.0 => format!("{} more in flight before queueing", num(h)),
             (Some(start), Some(_)) => format!(
                 "none: queueing starts at {}, not above {}",
@@ -109,7 +106,7 @@ pub fn slo_headroom(s: &SloResult) -> String {
             (None, Some(_)) => format!("{} reached without queueing", num(s.threshold)),
             _ => "—".into(),
         },
-        (SloId::ErrorAbortRate, _) => match s.headroom {
+        (SloKind::Rate, _) => match s.headroom {
             Some(h) if h >= 0.0 => format!("{} pp", num(h)),
             Some(h) => format!("none: over by {} pp", num(-h)),
             None => "—".into(),

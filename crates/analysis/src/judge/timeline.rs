@@ -6,7 +6,7 @@
 use vllm_lens_catalog::Signal;
 use vllm_lens_query::Query;
 
-use crate::ids::{PhaseKind, Scope, SloId, TimelineKind as K};
+use crate::ids::{PhaseKind, Scope, TimelineKind as K};
 use crate::judge::ctx::Ctx;
 use crate::model::TimelineEvent;
 use crate::text::{ms_text, num};
@@ -62,18 +62,9 @@ fn slo_events(ctx: &Ctx<'_>, out: &mut Vec<TimelineEvent>) {
     // Proven breaches and recoveries of each objective: a window the
     // buckets cannot decide, or without data, changes nothing.
     for slo in ctx.slo {
-        let signal = match slo.id {
-            SloId::TtftP95 => Signal::Ttft,
-            SloId::ItlP95 => Signal::InterTokenLatency,
-            SloId::ErrorAbortRate => Signal::FinishedRequests,
-            SloId::QueueAtConcurrency => Signal::Waiting,
-        };
-        let has_data = |w: &crate::measure::scopes::FleetWindow| match slo.id {
-            SloId::TtftP95 => w.latency.ttft_p95_ms.is_some(),
-            SloId::ItlP95 => w.latency.itl_p95_ms.is_some(),
-            SloId::ErrorAbortRate => w.outcomes.error_abort_pct.is_some(),
-            SloId::QueueAtConcurrency => w.efficiency.running.is_some(),
-        };
+        let def = crate::slo::registry::slo(slo.id);
+        let signal = def.breach_signal;
+        let has_data = def.has_data;
         let mut above = false;
         for w in ctx.windows {
             let failing = slo.failing_windows.contains(&w.start_ms);

@@ -11,13 +11,13 @@
 
 use vllm_lens_query::Verdict as Proof;
 
-use crate::ids::{FindingId, PhaseKind, SloId, TimelineKind};
+use crate::ids::{FindingId, PhaseKind, SloId, SloKind, TimelineKind};
 use crate::judge::bursts::{BurstOf, burst_words};
 use crate::judge::ctx::Ctx;
+use crate::judge::slo::registry;
 use crate::measure::thresholds::AT_RISK_HEADROOM;
 use crate::model::{Analysis, Phase, SloResult, SloStatus, TimelineEvent, Verdict, VerdictStatus};
 use crate::text::{bucket_text, ms_text, num, plural};
-use vllm_lens_catalog::Signal;
 
 use crate::time::hhmm;
 
@@ -38,13 +38,9 @@ fn thin(ctx: &Ctx<'_>, slo: &SloResult) -> bool {
     if slo.status != SloStatus::Pass {
         return false;
     }
-    match slo.id {
-        SloId::TtftP95 | SloId::ItlP95 => {
-            let signal = if slo.id == SloId::TtftP95 {
-                Signal::Ttft
-            } else {
-                Signal::InterTokenLatency
-            };
+    match slo.id.kind() {
+        SloKind::Quantile => {
+            let signal = registry::slo(slo.id).breach_signal;
             ctx.hists
                 .get(&signal)
                 .and_then(|h| {
@@ -53,10 +49,10 @@ fn thin(ctx: &Ctx<'_>, slo: &SloResult) -> bool {
                 })
                 .is_some_and(|p| p.verdict == Proof::Beyond)
         }
-        SloId::ErrorAbortRate => slo
+        SloKind::Rate => slo
             .value
             .is_some_and(|v| v >= (1.0 - AT_RISK_HEADROOM) * slo.threshold),
-        SloId::QueueAtConcurrency => slo
+        SloKind::Queue => slo
             .queueing_starts_at
             .is_some_and(|s| s - 1.0 < (1.0 + AT_RISK_HEADROOM) * slo.threshold),
     }
@@ -75,23 +71,15 @@ fn slo_words(
             ms_text(slo.threshold),
             floor.map_or("?".into(), ms_text)
         ),
-        (SloId::TtftP95 | SloId::ItlP95, SloStatus::Fail) => format!(
+        (id, SloStatus::Fail) if id.kind() == SloKind::Quantile => format!(
             "{} p95 is {} (objective {})",
-            if slo.id == SloId::TtftP95 {
-                "TTFT"
-            } else {
-                "inter-token latency"
-            },
+            registry::slo(slo.id).quantity,
             quantile_words(slo),
             ms_text(slo.threshold)
         ),
-        (SloId::TtftP95 | SloId::ItlP95, SloStatus::CannotTell) => format!(
+        (id, SloStatus::CannotTell) if id.kind() == SloKind::Quantile => format!(
             "{} p95 lies {}, around its {} objective: the buckets cannot tell",
-            if slo.id == SloId::TtftP95 {
-                "TTFT"
-            } else {
-                "inter-token latency"
-            },
+            registry::slo(slo.id).quantity,
             quantile_words(slo),
             ms_text(slo.threshold)
         ),
@@ -148,12 +136,7 @@ fn slo_words(
 }
 
 fn objective_name(id: SloId) -> &'static str {
-    match id {
-        SloId::TtftP95 => "TTFT p95",
-        SloId::ItlP95 => "inter-token p95",
-        SloId::QueueAtConcurrency => "the queue objective",
-        SloId::ErrorAbortRate => "errors + aborts",
-    }
+    registry::slo(id).short
 }
 
 /// The verdict.
@@ -493,19 +476,13 @@ fn narrative(ctx: &Ctx<'_>, timeline: &[TimelineEvent]) -> Vec<String> {
             .slo
             .iter()
             .filter(|s| s.status == SloStatus::Pass)
-            .map(|s| match s.id {
-                SloId::TtftP95 | SloId::ItlP95 => {
+            .map(|s| match s.id.kind() {
+                SloKind::Quantile => {
                     // The whole capture's p95 can hide a load level's: the
                     // worst level is said beside it when its bucket is
                     // higher.
-                    let of = |p: &Phase| {
-                        let b = &p.figures.latency.bounds;
-                        if s.id == SloId::TtftP95 {
-                            b.ttft_p95_ms
-                        } else {
-                            b.itl_p95_ms
-                        }
-                    };
+                    let bucket = registry::slo(s.id).phase_bucket;
+                    let of = |p: &Phase| bucket.and_then(|f| f(p));
                     let worst = ctx
                         .phases
                         .iter()
@@ -537,7 +514,7 @@ fn narrative(ctx: &Ctx<'_>, timeline: &[TimelineEvent]) -> Vec<String> {
                         ms_text(s.threshold)
                     )
                 }
-                SloId::QueueAtConcurrency => match s.queueing_starts_at {
+                SloKind::Queue => match s.queueing_starts_at {
                     Some(start) => format!(
                         "queueing from {} in flight against {}",
                         num(start),
@@ -549,7 +526,7 @@ fn narrative(ctx: &Ctx<'_>, timeline: &[TimelineEvent]) -> Vec<String> {
                         num(s.threshold)
                     ),
                 },
-                SloId::ErrorAbortRate => format!(
+                SloKind::Rate => format!(
                     "errors + aborts {} % against {} %",
                     s.value.map_or("?".into(), num),
                     num(s.threshold)

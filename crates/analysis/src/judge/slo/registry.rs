@@ -8,7 +8,8 @@ use vllm_lens_catalog::Signal;
 use super::evaluate::{SloInput, errors, quantile, queue};
 use crate::SloThresholds;
 use crate::ids::SloId;
-use crate::model::SloResult;
+use crate::measure::scopes::FleetWindow;
+use crate::model::{Bounds, Phase, SloResult};
 
 /// How an objective's value is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -44,6 +45,17 @@ pub struct Slo {
     pub set: fn(&mut SloThresholds, f64),
     /// Judges it on a capture.
     pub(crate) judge: fn(&SloInput<'_>) -> SloResult,
+    /// What it measures, inside a sentence ("TTFT p95 is ...").
+    pub(crate) quantity: &'static str,
+    /// Its name inside a sentence ("TTFT p95 between 50 and 100 ms").
+    pub(crate) short: &'static str,
+    /// The signal a breach or recovery on the timeline cites; for a
+    /// quantile, its histogram.
+    pub(crate) breach_signal: Signal,
+    /// True when a fleet window has the figure it is judged on.
+    pub(crate) has_data: fn(&FleetWindow) -> bool,
+    /// A quantile's bucket in a phase, for the verdict's margins.
+    pub(crate) phase_bucket: Option<fn(&Phase) -> Option<Bounds>>,
 }
 
 impl Slo {
@@ -75,6 +87,11 @@ pub static SLOS: &[Slo] = &[
         signals: &[Signal::Ttft],
         get: |s| s.ttft_p95_ms,
         set: |s, v| s.ttft_p95_ms = v,
+        quantity: "TTFT",
+        short: "TTFT p95",
+        breach_signal: Signal::Ttft,
+        has_data: |w| w.latency.ttft_p95_ms.is_some(),
+        phase_bucket: Some(|p| p.figures.latency.bounds.ttft_p95_ms),
         judge: |i| {
             quantile(
                 i,
@@ -96,6 +113,11 @@ pub static SLOS: &[Slo] = &[
         signals: &[Signal::InterTokenLatency],
         get: |s| s.itl_p95_ms,
         set: |s, v| s.itl_p95_ms = v,
+        quantity: "inter-token latency",
+        short: "inter-token p95",
+        breach_signal: Signal::InterTokenLatency,
+        has_data: |w| w.latency.itl_p95_ms.is_some(),
+        phase_bucket: Some(|p| p.figures.latency.bounds.itl_p95_ms),
         judge: |i| {
             quantile(
                 i,
@@ -117,6 +139,11 @@ pub static SLOS: &[Slo] = &[
         signals: &[Signal::Running, Signal::Waiting, Signal::QueueTime],
         get: |s| s.queue_concurrency,
         set: |s, v| s.queue_concurrency = v,
+        quantity: "queueing",
+        short: "the queue objective",
+        breach_signal: Signal::Waiting,
+        has_data: |w| w.efficiency.running.is_some(),
+        phase_bucket: None,
         judge: queue,
     },
     Slo {
@@ -129,6 +156,11 @@ pub static SLOS: &[Slo] = &[
         signals: &[Signal::FinishedRequests, Signal::HttpRequests],
         get: |s| s.error_abort_pct,
         set: |s, v| s.error_abort_pct = v,
+        quantity: "errors + aborts",
+        short: "errors + aborts",
+        breach_signal: Signal::FinishedRequests,
+        has_data: |w| w.outcomes.error_abort_pct.is_some(),
+        phase_bucket: None,
         judge: errors,
     },
 ];
