@@ -192,7 +192,10 @@ fn report_writes_the_model_and_prints_the_scorecard() {
     let v: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&out).expect("written")).expect("JSON");
     assert_eq!(v["schema_version"], 2);
-    assert_eq!(v["slo"].as_array().expect("slo").len(), 4);
+    assert_eq!(
+        v["slo"].as_array().expect("slo").len(),
+        vllm_lens_core::analysis::SloId::ALL.len()
+    );
     assert_eq!(v["bundle"]["sha256"].as_str().map(str::len), Some(64));
     assert_eq!(v["verdict"]["status"], "healthy");
     let o = lens(&["report", &sample("a10g-qwen3b-ramp")], None);

@@ -456,29 +456,29 @@ fn pool() -> &'static Vec<(String, Files)> {
     })
 }
 
-const OBJECTIVES: [SloThresholds; 3] = [
-    SloThresholds {
-        ttft_p95_ms: 300.0,
-        itl_p95_ms: 50.0,
-        queue_concurrency: 12.0,
-        queue_negligible_ms: 50.0,
-        error_abort_pct: 0.5,
-    },
-    SloThresholds {
-        ttft_p95_ms: 100.0,
-        itl_p95_ms: 20.0,
-        queue_concurrency: 4.0,
-        queue_negligible_ms: 50.0,
-        error_abort_pct: 0.1,
-    },
-    SloThresholds {
-        ttft_p95_ms: 60_000.0,
-        itl_p95_ms: 1000.0,
-        queue_concurrency: 64.0,
-        queue_negligible_ms: 50.0,
-        error_abort_pct: 10.0,
-    },
-];
+/// Default, strict and lax objectives; an objective not named keeps its
+/// default.
+fn objectives_at(i: usize) -> SloThresholds {
+    let d = SloThresholds::default();
+    [
+        d.clone(),
+        SloThresholds {
+            ttft_p95_ms: 100.0,
+            itl_p95_ms: 20.0,
+            queue_concurrency: 4.0,
+            error_abort_pct: 0.1,
+            ..d.clone()
+        },
+        SloThresholds {
+            ttft_p95_ms: 60_000.0,
+            itl_p95_ms: 1000.0,
+            queue_concurrency: 64.0,
+            error_abort_pct: 10.0,
+            ..d
+        },
+    ][i]
+        .clone()
+}
 
 proptest! {
     #![proptest_config(ProptestConfig {
@@ -511,7 +511,7 @@ proptest! {
         prop_assume!(vllm >= 2);
         let r = report_of(name, &kept, &Settings {
             window_ms: window,
-            slo: OBJECTIVES[objectives],
+            slo: objectives_at(objectives),
             ..Settings::default()
         });
         let ok = consistent(&r);

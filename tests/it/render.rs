@@ -192,7 +192,10 @@ fn the_page_has_the_walk_through_layout() {
             "appendix"
         ]
     );
-    assert_eq!(doc.select(&sel(".tile")).count(), 4);
+    assert_eq!(
+        doc.select(&sel(".tile")).count(),
+        vllm_lens_core::analysis::SloId::ALL.len()
+    );
     let verdict = doc
         .select(&sel("#verdict .headline"))
         .next()

@@ -13,7 +13,7 @@ pub use vllm_lens_model::levers::{Direction, Knob, Lever, Platform, down, up};
 #[derive(Clone, Copy, Debug)]
 pub struct State {
     /// Each objective's status, in [`SloId::ALL`] order.
-    pub slo: [Option<SloStatus>; 4],
+    pub slo: [Option<SloStatus>; SloId::ALL.len()],
     /// The KV cache's peak, %.
     pub kv_max: Option<f64>,
     /// Preemptions were seen.
@@ -134,7 +134,7 @@ mod tests {
 
     fn state() -> State {
         State {
-            slo: [Some(SloStatus::Pass); 4],
+            slo: [Some(SloStatus::Pass); SloId::ALL.len()],
             kv_max: Some(10.0),
             preempting: false,
             queued: true,

@@ -90,7 +90,7 @@ fn confidence_factor(c: Confidence) -> f64 {
 
 /// What the lever checks read, from the capture.
 pub(crate) fn state(ctx: &Ctx<'_>) -> State {
-    let mut slo = [None; 4];
+    let mut slo = [None; SloId::ALL.len()];
     for (i, id) in SloId::ALL.iter().enumerate() {
         slo[i] = ctx.slo(*id);
     }
