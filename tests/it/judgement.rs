@@ -461,13 +461,13 @@ fn pool() -> &'static Vec<(String, Files)> {
 fn objectives_at(i: usize) -> SloThresholds {
     let d = SloThresholds::default();
     [
-        d.clone(),
+        d,
         SloThresholds {
             ttft_p95_ms: 100.0,
             itl_p95_ms: 20.0,
             queue_concurrency: 4.0,
             error_abort_pct: 0.1,
-            ..d.clone()
+            ..d
         },
         SloThresholds {
             ttft_p95_ms: 60_000.0,
