@@ -477,7 +477,6 @@ fn objectives_at(i: usize) -> SloThresholds {
             ..d
         },
     ][i]
-        .clone()
 }
 
 proptest! {
