@@ -395,3 +395,14 @@ pub fn json_schema() -> String {
     text.push('\n');
     text
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_models_default_window_is_the_query_engines() {
+        assert_eq!(
+            crate::model::DEFAULT_WINDOW_MS,
+            vllm_lens_query::grid::DEFAULT_WINDOW_MS
+        );
+    }
+}
