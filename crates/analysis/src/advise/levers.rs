@@ -1,6 +1,6 @@
 //! The lever checks: what in the capture forbids turning each knob each
 //! way (rules L1-L13 of `docs/report-schema.md`). The levers themselves
-//! (a [`Knob`] and a [`Direction`]) are the report model's
+//! (a [`Knob`](crate::levers::Knob) and a [`Direction`](crate::levers::Direction)) are the report model's
 //! ([`vllm_lens_model::levers`]).
 
 use crate::ids::SloId;

@@ -1,4 +1,4 @@
-//! Recommendations as a table of typed rules ([`RULES`]).
+//! Recommendations as a table of typed rules ([`RULES`](crate::rules::RULES)).
 //!
 //! Each rule is one named function that fires only when its own evidence
 //! is in the capture, and declares:
@@ -13,7 +13,7 @@
 //!   objective.
 //!
 //! Then, for every fired rule: a lever the capture forbids (its state,
-//! its platform, its configuration: [`crate::advise::levers::Lever::blocked`]) is
+//! its platform, its configuration: [`State::blocks`](crate::levers::State::blocks)) is
 //! dropped, and a rule left without a lever it needs is withheld; a target
 //! that passes is dropped, and a rule left without a target is withheld; a
 //! rule whose text claims an objective holds that the scorecard does not
