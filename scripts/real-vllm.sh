@@ -8,14 +8,32 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 HERE="$ROOT/scripts/real-vllm"
 HOME_DIR=${VLLM_LENS_REAL_HOME:-"$HOME/.cache/vllm-lens/real-vllm"}
-VENV="$HOME_DIR/venv"
 MODEL_DIR="$HOME_DIR/tiny-llama"
 VLLM_VERSION=0.32.0
+# The release is an option (--vllm X.Y.Z, before the command); each release
+# has its own venv, so switching between them never reinstalls.
+if [ "${1:-}" = --vllm ]; then
+    [ -n "${2:-}" ] || { printf 'real-vllm.sh: --vllm needs a release, e.g. --vllm 0.23.0\n' >&2; exit 2; }
+    VLLM_VERSION=$2
+    shift 2
+fi
+case "$VLLM_VERSION" in
+    [0-9]*.[0-9]*.[0-9]*) ;;
+    *) printf 'real-vllm.sh: --vllm %s: not a release number like 0.23.0\n' "$VLLM_VERSION" >&2; exit 2 ;;
+esac
+if [ "$VLLM_VERSION" = 0.32.0 ] && [ -x "$HOME_DIR/venv/bin/python" ]; then
+    VENV="$HOME_DIR/venv" # the default release's venv from before the option existed
+else
+    VENV="$HOME_DIR/venv-$VLLM_VERSION"
+fi
 PORT=${VLLM_LENS_REAL_PORT:-8765}
 
 usage() {
     cat <<'EOF'
-Usage:
+Usage: real-vllm.sh [--vllm RELEASE] COMMAND ...
+
+  --vllm RELEASE                         the vLLM release to install and serve (default 0.32.0;
+                                         e.g. 0.23.0, the tuning guide's); one venv per release
   real-vllm.sh install                   install vLLM's CPU build into a private venv (idempotent)
   real-vllm.sh model                     build the tiny random Llama and its tokenizer (deterministic)
   real-vllm.sh capture SCENARIO -o DIR   serve, drive SCENARIO's load, capture every 5 s:
@@ -143,10 +161,15 @@ start_server() {
     if curl -fsS -o /dev/null "http://127.0.0.1:$PORT/health" 2>/dev/null; then
         die "something already answers on 127.0.0.1:$PORT (set VLLM_LENS_REAL_PORT)"
     fi
-    setsid "$VENV/bin/python" -m vllm.entrypoints.openai.api_server "${args[@]}" >>"$SERVER_LOG" 2>&1 &
+    local entry=(-m vllm.entrypoints.openai.api_server)
+    # Several API servers need `vllm serve`'s launcher (serve.py).
+    if printf '%s\n' "$@" | grep -q -- '^--api-server-count'; then
+        entry=("$HERE/serve.py")
+    fi
+    setsid "$VENV/bin/python" "${entry[@]}" "${args[@]}" >>"$SERVER_LOG" 2>&1 &
     SERVER_PID=$!
     PIDS+=("$SERVER_PID")
-    say "python -m vllm.entrypoints.openai.api_server ${args[*]} (pid $SERVER_PID, log $SERVER_LOG)"
+    say "python ${entry[*]} ${args[*]} (pid $SERVER_PID, log $SERVER_LOG; vLLM $VLLM_VERSION)"
 }
 
 # The engine's processes (EngineCore, Worker) keep both cores busy; on a GPU
@@ -196,7 +219,11 @@ capture() {
         || die "no scenario '$name' (see: real-vllm.sh scenarios)"
     mkdir -p "$dir"
     dir=$(cd "$dir" && pwd)
-    local flags restart_at
+    local flags restart_at wants
+    wants=$(scenario_field "$name" vllm)
+    if [ -n "$wants" ] && [ "$wants" != "$VLLM_VERSION" ]; then
+        die "scenario '$name' is for vLLM $wants: run real-vllm.sh --vllm $wants capture $name -o DIR"
+    fi
     read -r -a flags <<<"$(scenario_field "$name" serve)"
     restart_at=$(scenario_field "$name" restart_at_s)
     SERVER_LOG="$dir/$name.server.log"

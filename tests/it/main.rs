@@ -30,6 +30,9 @@ mod oracle;
 mod parse;
 /// Keeps the decision to write our own parser honest: what `prometheus-parse` loses.
 mod prometheus_parse;
+/// What the engine cannot see: provisioning, where to look next, the
+/// guide's follow-ups, gauges against Little's law, disconnects.
+mod provision;
 /// Captures from a real vLLM (CPU build) against the client's own record.
 mod real;
 /// The rendered report: golden HTML/Markdown/JSON, safety, size.

@@ -19,24 +19,24 @@ use vllm_lens_core::{Input, Loaded, Options, load};
 use crate::support::root;
 
 /// A capture and its client record.
-struct Capture {
-    name: String,
+pub(crate) struct Capture {
+    pub(crate) name: String,
     /// The folder the capture lies in (its curl twin beside it).
     dir: PathBuf,
-    loaded: Loaded,
+    pub(crate) loaded: Loaded,
     meta: Value,
-    requests: Vec<Request>,
+    pub(crate) requests: Vec<Request>,
 }
 
 /// One request as the client saw it.
 #[derive(Debug)]
-struct Request {
+pub(crate) struct Request {
     kind: String,
     start_ms: i64,
     first_token_ms: Option<i64>,
     end_ms: i64,
-    status: Option<u16>,
-    outcome: String,
+    pub(crate) status: Option<u16>,
+    pub(crate) outcome: String,
 }
 
 impl Request {
@@ -46,7 +46,7 @@ impl Request {
     }
 }
 
-fn captures() -> Vec<Capture> {
+pub(crate) fn captures() -> Vec<Capture> {
     let mut dirs = vec![root().join("samples/real")];
     if let Ok(extra) = std::env::var("VLLM_LENS_REAL_EXTRA") {
         dirs.push(PathBuf::from(extra));
@@ -121,7 +121,7 @@ fn read_capture(zip: &Path) -> Capture {
     }
 }
 
-fn report(c: &Capture) -> Report {
+pub(crate) fn report(c: &Capture) -> Report {
     analyse(&c.loaded, &BundleMeta::default(), &Settings::default()).expect("report")
 }
 
@@ -142,6 +142,25 @@ fn budget_flag(c: &Capture) -> Option<usize> {
     flag(c, "--max-num-batched-tokens")
 }
 
+/// Time-outs the engine could see: those it did not finish. A client that
+/// hangs up near the end of a long answer is finished normally by the
+/// engine (with `--api-server-count 2` on vLLM 0.23.0, 50 of 53 were: the
+/// hang-up did not reach the engine before the last token); the engine's
+/// finished count beyond the client's answered requests says how many.
+pub(crate) fn visible_time_outs(c: &Capture) -> f64 {
+    let store = &c.loaded.store;
+    let catalogue = Catalogue::resolve(store);
+    let q = Query::new(store, &catalogue, QuerySettings::default()).expect("grid");
+    let finished = q.counter(Signal::FinishedRequests).total;
+    let answered = c
+        .requests
+        .iter()
+        .filter(|r| r.outcome == "ok" && r.status == Some(200))
+        .count() as f64;
+    let timeouts = c.requests.iter().filter(|r| r.outcome == "timeout").count() as f64;
+    (timeouts - (finished - answered).max(0.0)).max(0.0)
+}
+
 #[test]
 fn real_captures_are_committed() {
     let names: Vec<String> = captures().into_iter().map(|c| c.name).collect();
@@ -153,6 +172,9 @@ fn real_captures_are_committed() {
         "prefix-short",
         "restart",
         "errors",
+        "closed32-v023",
+        "api2-timeouts-v023",
+        "api2-stale-v023",
     ] {
         assert!(
             names.iter().any(|n| n == want),
@@ -189,7 +211,9 @@ fn real_captures_read_cleanly() {
             .as_ref()
             .and_then(|m| m.environment.as_ref())
             .expect("environment");
-        assert_eq!(env.vllm_version.as_deref(), Some("0.32.0"), "{}", c.name);
+        // The release the scenario asked for (`--vllm`, 0.32.0 by default).
+        let release = c.meta["scenario"]["vllm"].as_str().unwrap_or("0.32.0");
+        assert_eq!(env.vllm_version.as_deref(), Some(release), "{}", c.name);
         assert_eq!(env.model.as_deref(), Some("tiny-llama"), "{}", c.name);
         assert_eq!(env.device.as_deref(), Some("cpu"), "{}", c.name);
     }
@@ -280,9 +304,20 @@ fn finished_requests_per_window_match_the_client() {
                 .iter()
                 .filter(|&&e| spans.iter().any(|&(a, b)| near(e, a) || near(e, b)))
                 .count() as f64;
+            // A request the client hung up on may still be finished by the
+            // engine, later than the client gave up (at most its longest
+            // answer, under a minute here): the upper bound counts those
+            // that gave up in the window or the minute before it.
+            let (from, to) = (spans[0].0, spans[spans.len() - 1].1);
+            let hung = c
+                .requests
+                .iter()
+                .filter(|r| r.outcome == "timeout" && r.status == Some(200))
+                .filter(|r| r.end_ms > from - 60_000 && r.end_ms <= to)
+                .count() as f64;
             assert!(
-                x.increase >= sure - 1e-9 && x.increase <= sure + edge + 1e-9,
-                "{} w{w}: the server counted {} finished; the client saw {sure} (+{edge} at the edges)",
+                x.increase >= sure - 1e-9 && x.increase <= sure + edge + hung + 1e-9,
+                "{} w{w}: the server counted {} finished; the client saw {sure} (+{edge} at the edges, +{hung} hung up)",
                 c.name,
                 x.increase
             );
@@ -335,15 +370,31 @@ fn errors_and_time_outs_match_the_client() {
         assert_eq!(server_4xx, client_4xx, "{}: HTTP 4xx", c.name);
         let r = report(&c);
         let timeouts = c.requests.iter().filter(|r| r.outcome == "timeout").count() as f64;
+        let visible = visible_time_outs(&c);
         let estimate = r.summary.outcomes.client_disconnects.unwrap_or(0.0);
-        let tolerance = (0.25 * timeouts).max(2.0);
+        // A lower bound: never above the client's own count (give or take
+        // the edges), and near the hang-ups the engine could see.
         assert!(
-            (estimate - timeouts).abs() <= tolerance,
-            "{}: {timeouts} client time-outs, the report estimates {estimate} disconnects",
+            estimate <= timeouts + 2.0,
+            "{}: {timeouts} client time-outs, the report estimates at least {estimate} disconnects",
             c.name
         );
+        let tolerance = (0.25 * visible).max(2.0);
+        assert!(
+            (estimate - visible).abs() <= tolerance,
+            "{}: {visible} time-outs the engine did not finish, the report estimates {estimate} disconnects",
+            c.name
+        );
+        if estimate > 0.0 {
+            let said = r
+                .analyses
+                .iter()
+                .flat_map(|a| &a.findings)
+                .any(|f| f.title.contains("At least"));
+            assert!(said, "{}: the estimate is stated as a lower bound", c.name);
+        }
         println!(
-            "{}: HTTP 4xx {server_4xx} = client {client_4xx}; client time-outs {timeouts}, estimated disconnects {estimate}",
+            "{}: HTTP 4xx {server_4xx} = client {client_4xx}; client time-outs {timeouts} ({visible} unfinished by the engine), at least {estimate} disconnects",
             c.name
         );
         let slo = r
@@ -361,7 +412,7 @@ fn errors_and_time_outs_match_the_client() {
         // the client's time-outs alone are twice the objective's share it
         // fails, with none it passes; never "pass" beside the estimate.
         let answered = c.requests.iter().filter(|r| r.outcome == "ok").count() as f64;
-        let share = 100.0 * timeouts / (answered + timeouts);
+        let share = 100.0 * visible / (answered + timeouts);
         let t = r.settings.slo.error_abort_pct;
         let restarted = !r.timeline.iter().all(|e| e.kind != TimelineKind::Restart);
         if restarted {
@@ -427,10 +478,32 @@ fn client_ttft_p95_lies_in_the_reported_bucket() {
         let outside = (client_mean - r.summary.latency.ttft_ms.expect("mean TTFT")).max(0.0);
         let margin = 50.0 + 3.0 * outside;
         assert!(
-            p95 >= lo * 0.9 - 5.0 && p95 <= hi * 1.1 + margin,
-            "{}: client TTFT p95 {p95} ms, the report says between {lo} and {hi} ms (margin {margin:.0} ms)",
+            p95 >= lo * 0.9 - 5.0,
+            "{}: client TTFT p95 {p95} ms under the report's {lo}-{hi} ms",
             c.name
         );
+        if p95 > hi * 1.1 + margin {
+            // Users waited far longer than the engine measured (a starved
+            // API server, requests queued before the engine): the report
+            // must send the reader to the front end, not present the
+            // engine's figure as what users saw.
+            let ids: Vec<&str> = r.verdict.look_next.iter().map(|l| l.id.as_str()).collect();
+            println!(
+                "{}: client p95 beyond the engine's bucket (margin {margin:.0} ms); look next: {ids:?}",
+                c.name
+            );
+            assert!(
+                ids.contains(&"front_end"),
+                "{}: client TTFT p95 {p95} ms, the engine's {lo}-{hi} ms, and the report does not point at the front end ({ids:?})",
+                c.name
+            );
+            assert!(
+                slo.title.contains("in the engine"),
+                "{}: {}",
+                c.name,
+                slo.title
+            );
+        }
     }
 }
 
@@ -527,14 +600,21 @@ fn capacity_reads_the_real_server() {
                 store.family(store.series(sid).family()).name() == "vllm:cache_config_info"
             })
             .expect("cache_config_info");
-        let size: f64 = store
-            .label(info, "kv_cache_size_tokens")
-            .map(|v| v.parse().expect("a number"))
-            .expect("kv_cache_size_tokens");
+        let number =
+            |label: &str| -> Option<f64> { store.label(info, label).and_then(|v| v.parse().ok()) };
+        // 0.32.0 states the pool in tokens; 0.23.0 only its blocks.
+        let (size, source) = match number("kv_cache_size_tokens") {
+            Some(tokens) => (tokens, "vllm:cache_config_info{kv_cache_size_tokens}"),
+            None => (
+                number("num_gpu_blocks").expect("num_gpu_blocks")
+                    * number("block_size").expect("block_size"),
+                "vllm:cache_config_info{num_gpu_blocks} × {block_size}",
+            ),
+        };
         assert_eq!(cap.kv_tokens, Some(size), "{}: kv_tokens", c.name);
         assert_eq!(
             cap.sources.get("kv_tokens").map(String::as_str),
-            Some("vllm:cache_config_info{kv_cache_size_tokens}"),
+            Some(source),
             "{}",
             c.name
         );
@@ -730,7 +810,8 @@ fn refused_requests_and_hang_ups_reach_the_verdict() {
         let r = report(&c);
         let ids: Vec<RecId> = r.recommendations.iter().map(|x| x.id.clone()).collect();
         let answered = c.requests.iter().filter(|r| r.status == Some(200)).count();
-        let hang_ups = 100.0 * timeouts as f64 / answered as f64 >= 0.5;
+        // The hang-ups the engine could see (see `visible_time_outs`).
+        let hang_ups = 100.0 * visible_time_outs(&c) / answered as f64 >= 0.5;
         assert_eq!(
             ids.contains(&crate::support::rec("align_client_timeouts")),
             hang_ups,
@@ -794,6 +875,20 @@ fn phase_outline(r: &Report) -> Vec<(PhaseKind, i64, i64)> {
         .collect()
 }
 
+/// The vLLM target's longest scrape step over its median step.
+fn longest_step(loaded: &Loaded) -> f64 {
+    let store = &loaded.store;
+    let Some(t) = store.targets().iter().find(|t| t.kind().as_str() == "vllm") else {
+        return 0.0;
+    };
+    let mut steps: Vec<i64> = t.sample_times().windows(2).map(|p| p[1] - p[0]).collect();
+    steps.sort_unstable();
+    match (steps.get(steps.len() / 2), steps.last()) {
+        (Some(&m), Some(&l)) if m > 0 => l as f64 / m as f64,
+        _ => 0.0,
+    }
+}
+
 /// Every real capture was also scraped by a plain `curl` loop beside
 /// `collect.sh` (5 s apart, at other moments, files named by the epoch
 /// second, no manifest): both forms give the same verdict, SLO statuses,
@@ -826,6 +921,18 @@ fn a_curl_loop_and_collect_sh_give_the_same_judgement() {
         assert_eq!(ids(&a), ids(&b), "{at}: recommendations");
         let (pa, pb) = (phase_outline(&a), phase_outline(&b));
         let w = a.settings.window_ms;
+        // Phases are where the two loops' moments matter: compared where
+        // both kept their interval. With `--api-server-count 2` on two
+        // cores both collectors were starved (steps of 0.0-24 s against
+        // the 5 s asked), and a window's edge then moves by a phase.
+        let (sa, sb) = (longest_step(&c.loaded), longest_step(&loaded));
+        if sa > 3.0 || sb > 3.0 {
+            println!(
+                "{at}: phases not compared: the longest scrape step is {sa:.1}× | {sb:.1}× the median"
+            );
+            compared += 1;
+            continue;
+        }
         assert_eq!(
             pa.iter().map(|p| p.0).collect::<Vec<_>>(),
             pb.iter().map(|p| p.0).collect::<Vec<_>>(),

@@ -83,9 +83,10 @@ fn golden_reports_of_every_sample() {
         golden(&format!("{name}.html"), &html);
         let md = render::markdown(&r);
         expect_file![root().join("tests/golden").join(format!("{name}.md"))].assert_eq(&md);
-        // A ticket-sized summary that opens with the verdict.
+        // A ticket-sized summary that opens with the verdict (64 lines: the
+        // verdict's where-to-look-next list on a healthy capture included).
         assert!(
-            md.lines().count() <= 60,
+            md.lines().count() <= 64,
             "{name}: {} lines of Markdown",
             md.lines().count()
         );

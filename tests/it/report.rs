@@ -733,6 +733,8 @@ fn schema_doc_names_every_id_and_only_real_ones() {
             || TimelineKind::parse(id).is_some()
             || QualityKind::parse(id).is_some()
             || vllm_lens_core::analysis::ids::GpuFaultKind::parse(id).is_some()
+            || vllm_lens_core::analysis::ids::LookNextId::parse(id).is_some()
+            || vllm_lens_core::analysis::ids::FollowUpId::parse(id).is_some()
     };
     let unknown: Vec<&&str> = listed.iter().filter(|id| !exists(id)).collect();
     assert!(
@@ -753,6 +755,16 @@ fn schema_doc_names_every_id_and_only_real_ones() {
     missing.extend(QualityKind::ALL.iter().map(|x| x.as_str()));
     missing.extend(
         vllm_lens_core::analysis::ids::GpuFaultKind::ALL
+            .iter()
+            .map(|x| x.as_str()),
+    );
+    missing.extend(
+        vllm_lens_core::analysis::ids::LookNextId::ALL
+            .iter()
+            .map(|x| x.as_str()),
+    );
+    missing.extend(
+        vllm_lens_core::analysis::ids::FollowUpId::ALL
             .iter()
             .map(|x| x.as_str()),
     );

@@ -124,6 +124,8 @@ struct Split {
     phases: Vec<Phase>,
     /// Windows the queue judgement leaves out (restarts, down time).
     excluded: Vec<usize>,
+    /// The running + waiting gauges against Little's law.
+    gauges: phases::gauges::GaugeCheck,
 }
 
 fn split(
@@ -138,7 +140,11 @@ fn split(
     let restarts = events::restarts(store, cat, q, &sc.replicas, &sc.rows);
     let warmup = events::warmup_windows(store, cat, q, &sc.replicas);
     let bursts = bursts::find(&sc.fleet.windows, settings.slo.error_abort_pct);
-    let (phases, excluded) = phases::build(&phases::PhaseInput {
+    let phases::Built {
+        phases,
+        excluded,
+        gauges,
+    } = phases::build(&phases::PhaseInput {
         store,
         catalogue: cat,
         query: q,
@@ -155,6 +161,7 @@ fn split(
         bursts,
         phases,
         excluded,
+        gauges,
     }
 }
 
@@ -179,7 +186,7 @@ fn judged(
 ) -> Judged {
     let store = &loaded.store;
     let sc = &m.scopes;
-    let replica_rows = queue::replica_inputs(&sc.replica_scopes, &sc.rows.latency);
+    let replica_rows = queue::replica_inputs(&sc.replica_scopes, &sc.rows);
     let queue_report = queue::analyse(
         store,
         cat,
@@ -230,7 +237,7 @@ fn judged(
         engine_v1: cat.era.engine == Engine::V1,
     });
     deployment.configuration = config.rows.clone();
-    let capacity = capacity::capacity(&capacity::CapacityInput {
+    let mut capacity = capacity::capacity(&capacity::CapacityInput {
         config: &config,
         fleet_windows: &sc.fleet.windows,
         store,
@@ -246,6 +253,15 @@ fn judged(
         deployment: &deployment,
         phases: &s.phases,
     });
+    capacity.provisioning =
+        judge::provisioning::provisioning(&judge::provisioning::ProvisioningInput {
+            capacity: &capacity,
+            slo: &slo,
+            settings,
+            phases: &s.phases,
+            deployment: &deployment,
+            max_num_seqs: config.max_num_seqs,
+        });
     Judged {
         queue: queue_report,
         slo,
@@ -301,6 +317,7 @@ fn reported(
         vllm_scrapes: scopes::scrapes(store, &sc.replicas),
         ttft_parts: j.ttft_parts,
         config: &j.config,
+        gauges: &s.gauges,
     };
     let analyses = analyses::run(&ctx);
     let checker = Checker::new(store, q, sc.replicas.len());
@@ -321,7 +338,7 @@ fn reported(
             .map(|r| r.replica.as_str())
             .collect::<Vec<_>>(),
     );
-    let verdict = verdict::verdict(&ctx, &analyses, &timeline, recommendations.len());
+    let verdict = verdict::verdict(&ctx, &analyses, &timeline, &recommendations);
     let bundle = deployment::bundle_info(loaded, meta, q);
     Report {
         schema_version: SCHEMA_VERSION,

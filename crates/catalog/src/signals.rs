@@ -46,6 +46,7 @@ pub enum Signal {
     AdmissionRejections,
     // API server and process
     HttpRequests,
+    HttpDuration,
     ProcessStart,
     // DCGM
     GpuUtil,
@@ -814,6 +815,19 @@ pub const SIGNALS: &[SignalInfo] = &[
             U::Count,
             "0.8.3+",
             "prometheus-fastapi-instrumentator; absent on V0 multiprocess servers",
+        )],
+    ),
+    s(
+        Signal::HttpDuration,
+        "http_duration",
+        "HTTP request duration, every handler but /metrics",
+        S::Server,
+        A::Sum,
+        &[c(
+            "http_request_duration_highr_seconds",
+            K::Histogram,
+            U::Seconds,
+            "prometheus-fastapi-instrumentator; no handler label; a streamed answer's whole stream",
         )],
     ),
     s(

@@ -103,7 +103,8 @@ string_enum! {
 }
 
 string_enum! {
-    /// A finding. The part before the dot is its analysis.
+    /// A finding. The part before the dot is its analysis, or
+    /// `data_quality` for one about the data (see [`FindingId::step`]).
     pub enum FindingId {
         /// Queue, prefill or decode time is not exported.
         LatencyPhasesMissing = "latency.phases_missing",
@@ -160,6 +161,10 @@ string_enum! {
         EfficiencyPrefixOff = "efficiency.prefix_caching_off",
         /// Requests waited for a slot.
         EfficiencyWaiting = "efficiency.waiting",
+        /// The running + waiting gauges contradict Little's law over the
+        /// engine's own latency histogram (shown in step 2, beside the
+        /// gauges it questions).
+        DataQualityGaugesDisagree = "data_quality.gauges_disagree",
         /// Short prompts, long answers.
         WorkloadDecodeHeavy = "workload.decode_heavy",
         /// Neither dominates.
@@ -241,9 +246,14 @@ string_enum! {
 }
 
 impl FindingId {
-    /// The analysis it belongs to (the part before the dot).
+    /// The analysis it belongs to (the part before the dot; a finding
+    /// about the data itself, `data_quality.*`, is shown in step 2 beside
+    /// the running and waiting gauges it questions).
     pub fn step(self) -> StepId {
         let prefix = self.as_str().split('.').next().unwrap_or_default();
+        if prefix == "data_quality" {
+            return StepId::Efficiency;
+        }
         StepId::parse(prefix).expect("every finding id starts with a step id")
     }
 }
@@ -415,6 +425,42 @@ impl Addresses {
     /// The SLO, when it is one.
     pub fn slo(self) -> Option<SloId> {
         SloId::parse(self.as_str())
+    }
+}
+
+string_enum! {
+    /// Where the verdict sends the reader next (`verdict.look_next[].id`).
+    pub enum LookNextId {
+        /// An engine objective fails: the engine.
+        Engine = "engine",
+        /// The API server in front of the engine.
+        FrontEnd = "front_end",
+        /// What lies between the user and the API server.
+        GatewayOrNetwork = "gateway_or_network",
+        /// The client's max_tokens cuts answers.
+        ClientMaxTokens = "client_max_tokens",
+        /// Prompts recompute what a shared prefix would serve.
+        PromptPrefix = "prompt_prefix",
+    }
+}
+
+string_enum! {
+    /// The tuning guide's follow-ups (`verdict.follow_ups[].id`).
+    pub enum FollowUpId {
+        /// Prefill is a small share of the request.
+        StopOptimisingPrefill = "stop_optimising_prefill",
+        /// Decode is memory-bound: quantize before more GPUs.
+        QuantizeBeforeBuying = "quantize_before_buying",
+        /// Answers end at max_tokens.
+        RaiseMaxTokens = "raise_max_tokens",
+        /// The hit rate is under what the prompts allow.
+        StandardisePromptPrefix = "standardise_prompt_prefix",
+        /// The load to scale out at, set before it is needed.
+        SetAutoscalingTrigger = "set_autoscaling_trigger",
+        /// VRAM stays high whatever the load: alert on queue time.
+        AlertOnQueueTime = "alert_on_queue_time",
+        /// The token mix this report's limits hold for.
+        WatchGenerationToPrompt = "watch_generation_to_prompt",
     }
 }
 

@@ -9,7 +9,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use crate::ids::{
-    Addresses, FindingId, GpuId, PhaseKind, QualityKind, RecId, Scope, SloId, StepId, TimelineKind,
+    Addresses, FindingId, FollowUpId, GpuId, LookNextId, PhaseKind, QualityKind, RecId, Scope,
+    SloId, StepId, TimelineKind,
 };
 pub use crate::levers::{Direction, Knob, Lever, Platform};
 
@@ -974,6 +975,46 @@ pub struct Verdict {
     /// A few lines on what happened: phases, restarts, bursts, with their
     /// times.
     pub narrative: Vec<String>,
+    /// Where to look next, most likely first: outside the engine when every
+    /// engine objective holds (`front_end`, `gateway_or_network`), the
+    /// workload (`client_max_tokens`, `prompt_prefix`), or the `engine`.
+    #[serde(default)]
+    pub look_next: Vec<LookNext>,
+    /// The tuning guide's follow-ups for a deployment whose engine meets
+    /// its objectives, each where the capture's data supports it (none on
+    /// a failing capture: the recommendations come first).
+    #[serde(default)]
+    pub follow_ups: Vec<FollowUp>,
+}
+
+/// One of the tuning guide's follow-ups, with the figures that support it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FollowUp {
+    /// `stop_optimising_prefill`, `quantize_before_buying`,
+    /// `raise_max_tokens`, `standardise_prompt_prefix`,
+    /// `set_autoscaling_trigger`, `alert_on_queue_time`,
+    /// `watch_generation_to_prompt`.
+    pub id: FollowUpId,
+    /// In the guide's terms.
+    pub title: String,
+    /// The figures that support it here.
+    pub evidence: String,
+    /// The recommendation that carries it further, when one fired.
+    pub recommendation: Option<RecId>,
+}
+
+/// A place to look next, with the evidence that points there.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LookNext {
+    /// `front_end`, `gateway_or_network`, `client_max_tokens`,
+    /// `prompt_prefix` or `engine`.
+    pub id: LookNextId,
+    /// One line: where, and why.
+    pub title: String,
+    /// The figures that point there.
+    pub evidence: String,
+    /// How to measure it there.
+    pub how: String,
 }
 
 /// A stretch of the capture.
@@ -992,6 +1033,14 @@ pub struct Phase {
     pub figures: Summary,
     /// Requests in flight (running + waiting), mean over the phase.
     pub in_flight_avg: Option<f64>,
+    /// Requests in the engine by Little's law: finished per second × the
+    /// engine's mean end-to-end latency over the phase
+    /// (`vllm:e2e_request_latency_seconds`). Where it and `in_flight_avg`
+    /// differ by more than 2× and 2 requests, finding
+    /// `data_quality.gauges_disagree` says so and the description uses this
+    /// figure. `null` without the latency histogram or a rate.
+    #[serde(default)]
+    pub in_flight_from_latency: Option<f64>,
     /// Load levels (`steady`, `ramp`, `overload`): how the queue moved
     /// across the phase; `null` for other kinds or without the gauges.
     #[serde(default)]
@@ -1258,6 +1307,68 @@ pub struct WhatIf {
     pub assumptions: String,
 }
 
+/// Over, fits, under: the deployment against the load it carried.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ProvisioningStatus {
+    /// Every dimension has at least twice today's peak load of headroom.
+    Over,
+    /// The peak load is met with less than 2× headroom somewhere.
+    Fits,
+    /// An objective fails or requests queue at the peak load.
+    Under,
+    /// No load level with the figures to tell.
+    #[default]
+    CannotTell,
+}
+
+/// One dimension's headroom at the peak load level.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Headroom {
+    /// `ttft_p95`, `itl_p95`, `kv_cache`, `max_num_seqs`, `queueing`.
+    pub id: String,
+    /// The load it allows over the peak load (× requests in flight);
+    /// below 1 where it is already exceeded.
+    pub headroom_x: f64,
+    /// The figures behind it, and what it assumes.
+    pub evidence: String,
+}
+
+/// Something an over-provisioned deployment could give back.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GiveBack {
+    /// `fewer_replicas`, `fewer_gpus_per_replica`, `smaller_gpu`.
+    pub id: String,
+    /// One line: from what to what.
+    pub title: String,
+    /// Why it would still carry the peak, and what it rests on.
+    pub evidence: String,
+}
+
+/// Whether the deployment is sized for its load (`capacity.provisioning`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Provisioning {
+    /// `over`, `fits`, `under` or `cannot_tell`.
+    pub status: ProvisioningStatus,
+    /// The smallest headroom over every dimension (× the peak load);
+    /// `null` when it cannot be told.
+    pub headroom_x: Option<f64>,
+    /// The dimension with the smallest headroom (a `dimensions` id).
+    pub limiting: Option<String>,
+    /// The peak load level: requests in flight (fleet, mean of the phase).
+    pub peak_in_flight: Option<f64>,
+    /// The peak load level's requests finished per minute (fleet).
+    pub peak_requests_per_min: Option<f64>,
+    /// One paragraph, in plain words.
+    pub explanation: String,
+    /// Every dimension's headroom.
+    pub dimensions: Vec<Headroom>,
+    /// What could be given back (only when `over`).
+    pub give_back: Vec<GiveBack>,
+    /// What the capture cannot prove.
+    pub cannot_prove: Vec<String>,
+}
+
 /// How much more fits, and what would help.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Capacity {
@@ -1331,6 +1442,11 @@ pub struct Capacity {
     /// Requests the queue limits turned away (`null` when
     /// `vllm:admission_rejections_total` is not exported, before 0.32).
     pub rejections: Option<Rejections>,
+    /// Whether the deployment is sized for the load the capture saw: the
+    /// headroom at its peak load level against every objective, the KV
+    /// pool and the sequence cap, and what could be given back.
+    #[serde(default)]
+    pub provisioning: Provisioning,
     /// Why figures are missing, and what they rest on.
     pub notes: Vec<String>,
 }

@@ -252,6 +252,7 @@ const EFFICIENCY: StepDef = StepDef {
         FindingId::EfficiencyPreemptions,
         FindingId::EfficiencyNoPreemptions,
         FindingId::EfficiencyWaiting,
+        FindingId::DataQualityGaugesDisagree,
     ],
     charts: &[
         ChartSpec {

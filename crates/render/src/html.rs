@@ -156,6 +156,19 @@ fn verdict(r: &Report) -> Markup {
                 h3 { "What happened" }
                 ul.narrative { @for x in &v.narrative { li { (x) } } }
             }
+            @if !v.look_next.is_empty() {
+                h3 { "Where to look next" }
+                ol.look-next { @for x in &v.look_next {
+                    li id=(format!("look-{}", x.id)) { strong { (x.title) } " — " (x.evidence) br; span.m { "How: " (x.how) } }
+                } }
+            }
+            @if !v.follow_ups.is_empty() {
+                h3 { "The tuning guide's follow-ups" }
+                ul.follow-ups { @for x in &v.follow_ups {
+                    li id=(format!("follow-{}", x.id)) { strong { (x.title) } ": " (x.evidence)
+                        @if let Some(r) = &x.recommendation { " " a href=(format!("#rec-{r}")) { "(recommendation)" } } }
+                } }
+            }
         }
     }
 }
@@ -339,6 +352,16 @@ fn capacity_charts(r: &Report) -> (Option<Markup>, Option<Markup>) {
     (itl_chart, ttft_chart)
 }
 
+fn provisioning_word(s: vllm_lens_model::ProvisioningStatus) -> &'static str {
+    use vllm_lens_model::ProvisioningStatus as P;
+    match s {
+        P::Over => "Over-provisioned",
+        P::Fits => "Sized for its load",
+        P::Under => "Under-provisioned",
+        P::CannotTell => "Cannot tell",
+    }
+}
+
 fn capacity(r: &Report) -> Markup {
     let c = &r.capacity;
     let slo = &r.settings.slo;
@@ -374,6 +397,23 @@ fn capacity(r: &Report) -> Markup {
                             ul.limits { @for l in &c.limits {
                                 li { strong { (binding_words(l.limit)) ": " @if l.binds { "binds" } @else { "does not bind" } } " — " (l.evidence) }
                             } }
+                        }
+                    } }
+                    tr { th.text { "Provisioning" } td.text {
+                        strong { (provisioning_word(c.provisioning.status)) }
+                        @if let Some(x) = c.provisioning.headroom_x { " (" (format!("{x:.1}")) "× headroom at the peak load)" }
+                        ": " (c.provisioning.explanation)
+                        @if !c.provisioning.dimensions.is_empty() {
+                            ul.limits { @for d in &c.provisioning.dimensions {
+                                li { strong { (d.id) ": " (format!("{:.1}", d.headroom_x)) "×" } " — " (d.evidence) }
+                            } }
+                        }
+                        @if !c.provisioning.give_back.is_empty() {
+                            "Could give back:"
+                            ul.limits { @for g in &c.provisioning.give_back { li { strong { (g.title) } " — " (g.evidence) } } }
+                        }
+                        @if !c.provisioning.cannot_prove.is_empty() {
+                            span.m { "What the capture cannot prove: " (c.provisioning.cannot_prove.join(" ")) }
                         }
                     } }
                     tr { th.text { "Met the objectives up to" } td.text {
@@ -503,7 +543,7 @@ fn recommendations(r: &Report) -> Markup {
             ol.recs {
                 @for rec in &r.recommendations {
                     @let conf = words::confidence_word(rec.confidence);
-                    li {
+                    li id=(format!("rec-{}", rec.id.as_str())) {
                         div.rec-title { (rec.title) span class=(format!("badge {conf}")) { (conf) " confidence" } }
                         p.addresses { "For: " (rec.addresses.iter().map(|a| a.as_str()).collect::<Vec<_>>().join(", ")) }
                         p.explain { (rec.rationale) }

@@ -145,12 +145,46 @@ pub fn render(r: &Report) -> String {
         }
         let _ = writeln!(o);
     }
+    look_next(&mut o, r);
     scorecard(&mut o, r);
     what_to_do(&mut o, r);
     figures_table(&mut o, r);
     capacity(&mut o, r);
     closing(&mut o, r);
     o
+}
+
+/// Where to look next, one line each (what a recommendation already says
+/// is named, not repeated), and the guide's follow-ups in one line (their
+/// figures are in the HTML report and the JSON).
+fn look_next(o: &mut String, r: &Report) {
+    let v = &r.verdict;
+    if !v.look_next.is_empty() {
+        let _ = writeln!(o, "### Where to look next\n");
+        for (i, x) in v.look_next.iter().enumerate() {
+            let said = matches!(x.id, LookNextId::ClientMaxTokens | LookNextId::PromptPrefix);
+            if said {
+                let _ = writeln!(o, "{}. **{}** (see What to do)", i + 1, escape(&x.title));
+            } else {
+                let _ = writeln!(
+                    o,
+                    "{}. **{}**: {}",
+                    i + 1,
+                    escape(&x.title),
+                    escape(&x.evidence)
+                );
+            }
+        }
+        let _ = writeln!(o);
+    }
+    if !v.follow_ups.is_empty() {
+        let titles: Vec<String> = v.follow_ups.iter().map(|x| escape(&x.title)).collect();
+        let _ = writeln!(
+            o,
+            "The tuning guide's follow-ups this capture supports (each with its figures in the HTML report): {}.\n",
+            titles.join("; ")
+        );
+    }
 }
 
 /// The scorecard's table.
@@ -288,6 +322,23 @@ fn capacity(o: &mut String, r: &Report) {
             if c.kv_estimated { "≈ " } else { "" },
             num(n)
         ));
+    }
+    let p = &c.provisioning;
+    if p.status != vllm_lens_model::ProvisioningStatus::CannotTell {
+        cap.push(format!(
+            "provisioning: {}{}",
+            match p.status {
+                vllm_lens_model::ProvisioningStatus::Over => "over",
+                vllm_lens_model::ProvisioningStatus::Fits => "fits",
+                _ => "under",
+            },
+            p.headroom_x.map_or(String::new(), |x| format!(
+                " ({x:.1}× headroom at the peak load)"
+            ))
+        ));
+        for g in &p.give_back {
+            cap.push(format!("could give back: {}", g.title));
+        }
     }
     cap.push(format!(
         "binds first: {}",

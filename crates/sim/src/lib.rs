@@ -189,7 +189,15 @@ impl Observer for Out {
                     gpu_memory_utilization: srv.gpu_memory_utilization,
                     enable_prefix_caching: srv.enable_prefix_caching,
                 };
-                Ok(vllm_expo::render(&rep.metrics, &ctx))
+                let every = srv.stale_gauges as usize;
+                if every > 0 && !slot.is_multiple_of(every) {
+                    let mut m = rep.metrics.clone();
+                    m.running = 0.0;
+                    m.waiting = 0.0;
+                    Ok(vllm_expo::render(&m, &ctx))
+                } else {
+                    Ok(vllm_expo::render(&rep.metrics, &ctx))
+                }
             }
         };
         self.record(&target, sim.unix(t), body);

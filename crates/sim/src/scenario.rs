@@ -142,6 +142,12 @@ pub struct Server {
     /// Engine timing calibration.
     #[serde(default)]
     pub perf: Perf,
+    /// Stale load gauges, as a real vLLM 0.23 with `--api-server-count 2`
+    /// and a CPU-starved engine exported them: `vllm:num_requests_running`
+    /// and `vllm:num_requests_waiting` read 0 at every scrape but one in
+    /// `stale_gauges` (the rest of `/metrics` is true). `0`: off.
+    #[serde(default)]
+    pub stale_gauges: u32,
 }
 
 fn one() -> u32 {

@@ -217,6 +217,7 @@ pub(crate) fn capacity(i: &CapacityInput<'_>) -> Capacity {
         economics,
         what_ifs,
         rejections,
+        provisioning: Default::default(),
         notes: w.notes,
     }
 }

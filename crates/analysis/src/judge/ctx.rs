@@ -49,6 +49,8 @@ pub(crate) struct Ctx<'a> {
     pub ttft_parts: Option<crate::judge::slo::TtftParts>,
     /// What the server was told.
     pub config: &'a crate::measure::config::Config,
+    /// The running + waiting gauges held against Little's law.
+    pub gauges: &'a crate::judge::phases::gauges::GaugeCheck,
 }
 
 impl Ctx<'_> {

@@ -13,8 +13,12 @@ pub(crate) mod capacity;
 pub(crate) mod ctx;
 /// Restarts and warm-up.
 pub(crate) mod events;
+/// Where to look next, and the tuning guide's follow-ups.
+pub(crate) mod look_next;
 /// The capture split into load levels, ramps, restarts, bursts and idle time.
 pub(crate) mod phases;
+/// Over, fits or under: the deployment against its peak load.
+pub(crate) mod provisioning;
 /// What the figures rest on.
 pub(crate) mod quality;
 /// The scorecard against the stated objectives.

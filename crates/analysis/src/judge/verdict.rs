@@ -125,7 +125,7 @@ fn slo_words(
             disconnects
                 .filter(|d| *d >= 1.0)
                 .map_or(String::new(), |d| format!(
-                    " with about {} client disconnects",
+                    " with at least {} client disconnects",
                     num(d.round())
                 )),
             slo.value.map_or("?".into(), |v| format!("{v:.2}")),
@@ -206,8 +206,9 @@ pub(crate) fn verdict(
     ctx: &Ctx<'_>,
     analyses: &[Analysis],
     timeline: &[TimelineEvent],
-    advice: usize,
+    recs: &[crate::model::Recommendation],
 ) -> Verdict {
+    let advice = recs.len();
     if let Some(missing) = what_is_missing(ctx) {
         let mut first = missing.clone();
         if let Some(c) = first.get(..1) {
@@ -218,6 +219,8 @@ pub(crate) fn verdict(
             headline: format!("Cannot tell: {missing}."),
             reasons: vec![missing],
             narrative: vec![format!("{first}.")],
+            look_next: Vec::new(),
+            follow_ups: Vec::new(),
         };
     }
     let (failing, mut risks) = objective_reasons(ctx);
@@ -229,7 +232,8 @@ pub(crate) fn verdict(
     } else {
         VerdictStatus::Healthy
     };
-    let headline = headline(ctx, status, &failing, &risks, advice);
+    let headline =
+        headline(ctx, status, &failing, &risks, advice) + &provisioning_words(ctx, status);
     let mut reasons = failing;
     reasons.extend(risks);
     Verdict {
@@ -237,6 +241,8 @@ pub(crate) fn verdict(
         headline,
         reasons,
         narrative: narrative(ctx, timeline),
+        look_next: crate::judge::look_next::look_next(ctx, analyses, recs),
+        follow_ups: crate::judge::look_next::follow_ups(ctx, recs),
     }
 }
 
@@ -369,7 +375,7 @@ fn other_risks(ctx: &Ctx<'_>, analyses: &[Analysis]) -> Vec<String> {
         && let Some(n) = o.client_disconnects
     {
         risks.push(format!(
-            "about {} clients hung up before their answers finished",
+            "at least {} clients hung up before their answers finished",
             num(n.round())
         ));
     }
@@ -417,6 +423,44 @@ fn headline(
                 ""
             }
         ),
+    }
+}
+
+/// The provisioning, when it is over or under, as a sentence after the
+/// headline.
+fn provisioning_words(ctx: &Ctx<'_>, status: VerdictStatus) -> String {
+    use crate::model::ProvisioningStatus as P;
+    let p = &ctx.capacity.provisioning;
+    let peak = p.peak_in_flight.map_or(String::new(), |n| {
+        format!(" (~{} in flight)", num(n.round()))
+    });
+    match (p.status, p.headroom_x) {
+        // A risk (a failing GPU, a growing queue) lies inside the engine:
+        // the sentence then does not send the reader elsewhere.
+        (P::Over, Some(x)) if status == VerdictStatus::Healthy => format!(
+            " Over-provisioned: it would carry ~{x:.1}× its peak load{peak} within every objective the engine measures, so slowness users feel is to be looked for outside the engine."
+        ),
+        (P::Over, Some(x)) => format!(
+            " Over-provisioned: it would carry ~{x:.1}× its peak load{peak} within every objective the engine measures."
+        ),
+        (P::Under, _) => format!(
+            " Under-provisioned for the load it carried{peak}: {} runs out first.",
+            p.limiting.as_deref().map_or("a limit", limiting_words)
+        ),
+        _ => String::new(),
+    }
+}
+
+/// A provisioning dimension in words.
+fn limiting_words(id: &str) -> &'static str {
+    match id {
+        "ttft_p95" => "the engine's TTFT p95",
+        "itl_p95" => "the engine's inter-token p95",
+        "kv_cache" => "the KV cache",
+        "max_num_seqs" => "--max-num-seqs",
+        "queueing" => "admission (requests queue)",
+        "queue_at_concurrency" => "admission (the queue objective)",
+        _ => "a limit",
     }
 }
 

@@ -18,6 +18,13 @@ const fn t(explanation: &'static str, action: &'static str) -> FindingText {
     }
 }
 
+/// Why the gauges read fewer requests than Little's law.
+pub(crate) const GAUGES_LOW_CAUSE: &str = "Little's law over finished requests cannot overcount (a request that never finishes only lowers it), so the gauges are the suspect: they go stale when the process that records them (the API server's loop, several of them with --api-server-count) is starved of CPU or reports out of step, and they do not see requests that wait before the scheduler (in the API server or the tokenizer). The report gives Little's figure for these phases and for where queueing starts.";
+/// What to do about gauges that read too few.
+pub(crate) const GAUGES_LOW_ACTION: &str = "Do not size, autoscale or alert on vllm:num_requests_running and vllm:num_requests_waiting for this deployment until they agree with rate(vllm:request_success_total) × the mean of vllm:e2e_request_latency_seconds; check the API server's CPU (top -H on its processes) and alert on the queue-time histogram instead.";
+/// Why the gauges read more requests than Little's law.
+pub(crate) const GAUGES_HIGH_CAUSE: &str = "Little's law over finished requests is a lower bound: requests that never finished in the engine's counts (clients that hung up, answers still running when the capture ended) sit in the gauges and not in the finished rate, so here the gauges are the better figure and the report keeps them.";
+
 const MISSING: &str =
     "None of {names} was captured, so this cannot be judged. It is shown as missing, not as zero.";
 
@@ -114,6 +121,10 @@ pub(crate) fn finding(id: FindingId) -> FindingText {
             "vllm:gpu_prefix_cache_hit_rate reads −1: this V0 server runs without prefix caching (its default), so every prompt is computed in full, even text every request shares.",
             "Start vLLM with --enable-prefix-caching (on by default from the V1 engine).",
         ),
+        F::DataQualityGaugesDisagree => t(
+            "By Little's law the requests in the engine are its finished requests per second times their mean end-to-end latency, both from the engine's own counters and histogram (exact sums, not buckets). vLLM's running and waiting gauges tell the same thing as a sample: the engine sets them at its steps and a scrape reads the last value set. Here they disagree over {windows} windows: the gauges read {gauges} on average where Little's law gives {little}. {cause}",
+            "{action}",
+        ),
         F::EfficiencyWaiting => t(
             "Waiting requests ({waiting}) are not yet running: the engine had no room (sequences or KV blocks) for them. A single scrape with a waiting request is an arrival caught between two engine steps and is not counted.",
             "",
@@ -145,7 +156,7 @@ pub(crate) fn finding(id: FindingId) -> FindingText {
             "",
         ),
         F::OutcomesClientDisconnects => t(
-            "vLLM V1 does not count a client that disconnects mid-answer as an abort: the stream had already answered 200, so the API server counts a 2xx, while the engine records no finished request. HTTP 2xx on /v1/completions and /v1/chat/completions minus finished requests (clamped at 0) estimates them; requests finishing at a window's edge move the per-window figure by a few, not the total.",
+            "vLLM V1 does not count a client that disconnects mid-answer as an abort: the stream had already answered 200, so the API server counts a 2xx, while the engine records no finished request. HTTP 2xx on /v1/completions and /v1/chat/completions minus finished requests (clamped at 0) estimates them; requests finishing at a window's edge move the per-window figure by a few, not the total. It is a lower bound: a client that hangs up while its answer's last tokens are on their way is finished normally by the engine (and answered 2xx), so it counts as finished, not as a disconnect; the client's own count of time-outs is the upper figure.",
             "",
         ),
         F::OutcomesDriftToLength => t(

@@ -23,7 +23,7 @@ pub(crate) const COUNTERS: [Signal; 8] = [
 ];
 
 /// Histogram signals read into the rows.
-pub(crate) const HISTOGRAMS: [Signal; 11] = [
+pub(crate) const HISTOGRAMS: [Signal; 12] = [
     Signal::QueueTime,
     Signal::PrefillTime,
     Signal::DecodeTime,
@@ -35,6 +35,7 @@ pub(crate) const HISTOGRAMS: [Signal; 11] = [
     Signal::RequestPromptTokens,
     Signal::RequestGenerationTokens,
     Signal::MaxTokens,
+    Signal::HttpDuration,
 ];
 
 /// Gauge signals of the engine read into the rows.

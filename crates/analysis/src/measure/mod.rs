@@ -13,6 +13,8 @@ pub(crate) mod faults;
 pub mod hw;
 /// The counters, histograms and gauges each figure is computed from.
 pub(crate) mod inputs;
+/// Requests in the engine by Little's law, against the gauges.
+pub(crate) mod little;
 /// PromQL evaluated over the capture, for the alert rules that advice carries.
 pub(crate) mod promql;
 /// Queueing, defined once per replica.

@@ -52,6 +52,9 @@ pub(crate) struct Queued {
     /// Requests running then (the most in the span, for queue time).
     pub running: f64,
     pub by: QueuedBy,
+    /// `in_flight` is Little's law's (finished/s × mean e2e latency), not
+    /// the gauges': in that window they disagree ([`crate::measure::little`]).
+    pub little: bool,
 }
 
 /// What decided where queueing starts.
@@ -78,6 +81,9 @@ pub(crate) struct QueueStart {
     pub queue_time_windows: usize,
     /// The replica's admission cap.
     pub cap: Option<f64>,
+    /// A sighting at or below `at` took Little's law's figure, the gauges
+    /// disagreeing with it in its window.
+    pub little: bool,
 }
 
 impl QueueStart {
@@ -109,6 +115,11 @@ impl QueueStart {
                 crate::text::plural(self.queue_time_windows, "window", "windows")
             ),
         };
+        if self.little {
+            out.push_str(
+                "; requests in flight by Little's law (finished/s × the engine's mean latency) where the running and waiting gauges disagree with it",
+            );
+        }
         if let Some(c) = self.cap.filter(|c| self.at <= *c) {
             out.push_str(&format!(
                 "; at or below the {} that ran at once, so a limit other than the number of sequences held them: see the binding limit",
@@ -199,6 +210,7 @@ impl ReplicaQueue {
             waiting_scrapes: sightings(QueuedBy::Waiting),
             queue_time_windows: sightings(QueuedBy::QueueTime),
             cap,
+            little: self.queued.iter().any(|q| q.little && q.in_flight <= at),
         })
     }
 
@@ -359,23 +371,61 @@ pub(crate) struct ReplicaInput<'a> {
     pub name: &'a str,
     /// The replica's latency rows, one per window.
     pub latency: Vec<&'a Latency>,
+    /// Per window, requests in the engine by Little's law where the
+    /// replica's running + waiting gauges (window mean) read too few
+    /// against it (stale or blind gauges); `None` where they agree, read
+    /// more (requests that never finished), or either is missing.
+    pub little: Vec<Option<f64>>,
 }
 
 /// Each replica's latency rows, for [`analyse`].
 pub(crate) fn replica_inputs<'a>(
     replicas: &'a [(TargetId, crate::ids::Scope)],
-    latency: &'a [crate::model::Row<Latency>],
+    rows: &'a crate::model::Rows,
 ) -> Vec<ReplicaInput<'a>> {
     replicas
         .iter()
-        .map(|(target, scope)| ReplicaInput {
-            target: *target,
-            name: scope.as_str(),
-            latency: latency
+        .map(|(target, scope)| {
+            let latency: Vec<&Latency> = rows
+                .latency
                 .iter()
                 .filter(|r| r.key.replica == *scope)
                 .map(|r| &r.fields)
-                .collect(),
+                .collect();
+            let rate: Vec<Option<f64>> = rows
+                .workload
+                .iter()
+                .filter(|r| r.key.replica == *scope)
+                .map(|r| r.fields.requests_per_min)
+                .collect();
+            let gauges: Vec<Option<f64>> = rows
+                .efficiency
+                .iter()
+                .filter(|r| r.key.replica == *scope)
+                .map(|r| {
+                    r.fields
+                        .running_avg
+                        .map(|x| x + r.fields.waiting_avg.unwrap_or(0.0))
+                })
+                .collect();
+            let little = latency
+                .iter()
+                .enumerate()
+                .map(|(w, l)| {
+                    let little = crate::measure::little::in_flight(
+                        rate.get(w).copied().flatten(),
+                        l.e2e_ms,
+                    )?;
+                    let g = gauges.get(w).copied().flatten()?;
+                    crate::measure::little::gauges_low(g, little).then_some(little)
+                })
+                .collect();
+            ReplicaInput {
+                target: *target,
+                name: scope.as_str(),
+                latency,
+                little,
+            }
         })
         .collect()
 }
@@ -460,6 +510,7 @@ pub(crate) fn analyse(
                     in_flight,
                     running: run,
                     by: QueuedBy::Waiting,
+                    little: false,
                 });
             } else {
                 rq.peak_without_queueing = Some(
@@ -484,12 +535,16 @@ pub(crate) fn analyse(
             let (in_flight, running) = span.fold((None::<f64>, 0.0f64), |(a, b), x| {
                 (Some(a.map_or(x.0, |a| a.max(x.0))), b.max(x.1))
             });
-            if let Some(in_flight) = in_flight {
+            // Where the gauges contradict Little's law, the window's
+            // requests in the engine are Little's.
+            let little = r.little.get(w).copied().flatten();
+            if let Some(in_flight) = little.map(|l| l.round().max(1.0)).or(in_flight) {
                 rq.queued.push(Queued {
                     time_ms: grid.bounds(w).0,
                     in_flight,
                     running,
                     by: QueuedBy::QueueTime,
+                    little: little.is_some(),
                 });
             }
         }
@@ -526,6 +581,7 @@ mod tests {
                     in_flight,
                     running,
                     by: QueuedBy::Waiting,
+                    little: false,
                 })
                 .collect(),
             ..ReplicaQueue::default()

@@ -183,3 +183,21 @@ pub const PREFIX_CEILING_MARGIN_PP: f64 = 2.0;
 /// must prove a latency objective before the report says it was met up to
 /// that concurrency (defined in the model, which the renderers read).
 pub use vllm_lens_model::MEETING_MIN_WINDOWS;
+
+// Little's law against the gauges.
+
+/// The running + waiting gauges and Little's law (finished per second ×
+/// the engine's mean end-to-end latency) disagree when the larger is more
+/// than this factor of the smaller...
+pub const GAUGES_DISAGREE_FACTOR: f64 = 2.0;
+/// ...and more than this many requests apart (on a light load one request
+/// more or less is a factor of two).
+pub const GAUGES_DISAGREE_REQUESTS: f64 = 2.0;
+/// Windows that must disagree before the report calls the gauges wrong
+/// (one window straddles a load step; three do not).
+pub const GAUGES_DISAGREE_WINDOWS: usize = 3;
+
+/// The prefix-cache hit rate a deployment with a standard prompt prefix
+/// reaches, as the tuning guide states it: a benchmark, not a measurement
+/// of any capture's prompts.
+pub const GUIDE_PREFIX_HIT_PCT: f64 = 70.0;

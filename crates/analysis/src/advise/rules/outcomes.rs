@@ -228,7 +228,7 @@ pub(super) const ALIGN_CLIENT_TIMEOUTS: Rule = Rule {
     investigation: false,
     words: Words {
         title: "Give clients a deadline their answers can meet",
-        why: "About {n} requests ({share} of the requests that finished or hung up) were answered 2xx but never finished in the engine: their clients hung up before the answer was complete.",
+        why: "At least {n} requests ({share} of the requests that finished or hung up) were answered 2xx but never finished in the engine: their clients hung up before the answer was complete (a lower bound: a client that hangs up as its answer ends is counted as finished).",
         action: "Compare the clients' time-out with the longest answers they ask for. Here answers start after {ttft} (mean) and then stream at about {rate} tokens per second ({itl} per token, mean): a 2 s deadline fits answers of up to about {in2} tokens, 10 s about {in10}, 60 s about {in60}. Raise the time-out{or_lower} (vLLM records max_tokens only for requests that finish, so the requests cut off are not in its histogram); vLLM stops a request when its client goes, so the cost is answers users never saw.",
         caveat: "The figure is an estimate (HTTP 2xx on completion handlers minus finished requests); a proxy that retries can inflate it.",
     },

@@ -8,7 +8,8 @@ use vllm_lens_catalog::Signal;
 use crate::advise::levers::{Knob, down, up};
 use crate::advise::rules::rule::{Fired, In, Rule, Words};
 use crate::ids::{Addresses as A, FindingId, RecId, SloId};
-use crate::model::Confidence;
+use crate::measure::thresholds::GUIDE_PREFIX_HIT_PCT;
+use crate::model::{Confidence, SloStatus};
 use crate::text::num;
 
 /// What prefix work addresses: half of prefill's share of a TTFT in doubt,
@@ -70,35 +71,102 @@ pub(super) const STANDARDISE_PREFIX: Rule = Rule {
     investigation: false,
     words: Words {
         title: "Standardise the prompt prefix",
-        why: "Only {hit} of prompt tokens hit the prefix cache, against the {ceiling} the {shared}-token shared prefix allows in whole blocks: the shared text is not byte-identical across requests, or not first.",
+        why: "Only {hit} of prompt tokens hit the prefix cache, against {against}. {gain}",
         action: "Put the fixed part of the prompt (system prompt, tool definitions, examples) first and keep it byte-identical across requests; move timestamps, user names and retrieved text after it.",
         caveat: "Prompt text is not in /metrics: if prompts genuinely share little text, or the shared part is shorter than one KV block, no ordering will raise the hit rate.",
     },
     fire: standardise_prefix,
 };
 
-/// The hit rate stays well under what the stated prefix allows.
+/// The hit rate stays well under what the stated prefix allows; or, on a
+/// healthy capture whose prefix is not stated, under the guide's benchmark
+/// with prompts long enough to share whole blocks.
 fn standardise_prefix(i: &In<'_>) -> Option<Fired> {
     let ctx = i.ctx;
     let pc = &ctx.capacity.prefix;
-    let shared = pc.shared_prefix_tokens?;
-    let (hit, ceiling) = (pc.hit_pct?, pc.ceiling_pct?);
-    if pc.shorter_than_a_block || hit >= 0.7 * ceiling {
-        return None;
-    }
+    let hit = pc.hit_pct?;
+    let prompt = ctx
+        .summary
+        .workload
+        .avg_prompt_tokens
+        .filter(|p| *p > 0.0)?;
+    let (target, against, confidence) = match (pc.shared_prefix_tokens, pc.ceiling_pct) {
+        (Some(shared), Some(ceiling)) => {
+            if pc.shorter_than_a_block || hit >= 0.7 * ceiling {
+                return None;
+            }
+            (
+                ceiling,
+                format!(
+                    "the {ceiling:.0} % the {shared:.0}-token shared prefix allows in whole blocks: the shared text is not byte-identical across requests, or not first"
+                ),
+                Confidence::Medium,
+            )
+        }
+        (Some(_), None) => return None,
+        (None, _) => {
+            let healthy = ctx.slo.iter().all(|s| s.status != SloStatus::Fail);
+            let blocks = pc.block_size.is_some_and(|b| prompt >= 2.0 * b);
+            if !healthy
+                || !blocks
+                || ctx.config.prefix_caching == Some(false)
+                || hit >= 0.8 * GUIDE_PREFIX_HIT_PCT
+            {
+                return None;
+            }
+            (
+                GUIDE_PREFIX_HIT_PCT,
+                format!(
+                    "the ~{GUIDE_PREFIX_HIT_PCT:.0} % a deployment with a standard prompt prefix reaches (the tuning guide's benchmark, not a measurement of these prompts: give --shared-prefix-tokens to judge against what they share)"
+                ),
+                Confidence::Low,
+            )
+        }
+    };
+    let per_request = (target - hit) / 100.0 * prompt;
+    let per_sec = ctx
+        .summary
+        .efficiency
+        .prompt_tokens_per_sec
+        .map(|r| (target - hit) / 100.0 * r);
+    let gain = format!(
+        "Reaching it would skip ~{} more prefill tokens per request ({:.0} % of the mean prompt of {} tokens){}.",
+        num(per_request.round()),
+        target - hit,
+        num(prompt.round()),
+        per_sec.map_or(String::new(), |r| format!(
+            ", ~{} tokens/s less prefill at this load",
+            num(r.round())
+        ))
+    );
     let mut f = Fired::new(
         vec![up(Knob::PromptPrefixOrder)],
         targets(i),
         vec![
             ("hit", format!("{hit:.0} %")),
-            ("ceiling", format!("{ceiling:.0} %")),
-            ("shared", format!("{shared:.0}")),
+            ("against", against),
+            ("gain", gain),
         ],
-        Confidence::Medium,
+        confidence,
     );
     f.evidence = vec![
         ctx.ev_prefix_hit_rate(Some(hit)),
-        ctx.ev("ceiling from the shared prefix", Some(ceiling), "%", &[]),
+        ctx.ev(
+            if pc.shared_prefix_tokens.is_some() {
+                "ceiling from the shared prefix"
+            } else {
+                "the tuning guide's benchmark"
+            },
+            Some(target),
+            "%",
+            &[],
+        ),
+        ctx.ev(
+            "prefill tokens saved per request",
+            Some(per_request.round()),
+            "tokens",
+            &[Signal::RequestPromptTokens],
+        ),
     ];
     Some(f)
 }

@@ -20,6 +20,7 @@ pub(crate) fn findings(ctx: &Ctx<'_>) -> Vec<Finding> {
     kv(ctx, &mut out);
     preemptions(ctx, &mut out);
     waiting(ctx, &mut out);
+    gauges(ctx, &mut out);
     out
 }
 
@@ -361,5 +362,79 @@ fn waiting(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
             windows,
         )],
         &[("waiting", q.waiting_metric.clone().unwrap_or_default())],
+    ));
+}
+
+/// The running + waiting gauges against Little's law.
+fn gauges(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    use crate::judge::words::{GAUGES_HIGH_CAUSE, GAUGES_LOW_ACTION, GAUGES_LOW_CAUSE};
+    let g = ctx.gauges;
+    let Some((gauges, little)) = g.means().filter(|_| g.fires()) else {
+        return;
+    };
+    let windows: Vec<i64> =
+        if g.windows.len() >= crate::measure::thresholds::GAUGES_DISAGREE_WINDOWS {
+            g.windows
+                .iter()
+                .map(|d| ctx.windows[d.window].start_ms)
+                .collect()
+        } else {
+            g.phases
+                .iter()
+                .flat_map(|p| p.start..p.end)
+                .map(|w| ctx.windows[w].start_ms)
+                .collect()
+        };
+    let n = g.window_count();
+    let low = g.gauges_low();
+    let title = if low {
+        format!(
+            "The running + waiting gauges read {gauges:.1} requests where Little's law over the engine's own latency gives {little:.1} ({n} of {} windows): the gauges read too few",
+            g.compared
+        )
+    } else {
+        format!(
+            "Little's law over finished requests gives {little:.1} requests in the engine where the gauges read {gauges:.1} ({n} of {} windows): requests that never finished",
+            g.compared
+        )
+    };
+    out.push(finding(
+        F::DataQualityGaugesDisagree,
+        if low { Severity::Warn } else { Severity::Info },
+        title,
+        vec![
+            ctx.ev_at(
+                "running + waiting (gauges), mean",
+                Some(gauges),
+                "requests",
+                &[Signal::Running, Signal::Waiting],
+                windows.clone(),
+            ),
+            ctx.ev_at(
+                "finished/s × mean e2e latency (Little's law), mean",
+                Some(little),
+                "requests",
+                &[Signal::FinishedRequests, Signal::E2eTime],
+                windows,
+            ),
+        ],
+        &[
+            ("windows", n.to_string()),
+            ("gauges", format!("{gauges:.1}")),
+            ("little", format!("{little:.1}")),
+            (
+                "cause",
+                if low {
+                    GAUGES_LOW_CAUSE
+                } else {
+                    GAUGES_HIGH_CAUSE
+                }
+                .to_string(),
+            ),
+            (
+                "action",
+                if low { GAUGES_LOW_ACTION } else { "" }.to_string(),
+            ),
+        ],
     ));
 }

@@ -332,7 +332,10 @@ fn disconnects(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 } else {
                     Severity::Info
                 },
-                format!("About {n:.0} client disconnects (estimated): answered 2xx but never finished in the engine"),
+                format!(
+                    "At least {n:.0} client disconnect{} (a lower bound): answered 2xx but never finished in the engine",
+                    if n.round() == 1.0 { "" } else { "s" }
+                ),
                 vec![
                     ctx.ev(
                         "HTTP 2xx on completion handlers − finished requests",

@@ -8,11 +8,31 @@ use crate::judge::events::RestartInfo;
 use crate::model::Summary;
 use crate::text::{bucket_text, ms_text, num};
 
+/// Requests in flight over a phase, two ways.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct InFlight {
+    /// Running + waiting, mean of the gauges.
+    pub gauges: Option<f64>,
+    /// Little's law: finished per second × the engine's mean latency.
+    pub little: Option<f64>,
+}
+
+/// "~13 requests", "~0.4 requests": under one on average, the decimal
+/// tells an idle server from a light load.
+fn requests(x: f64) -> String {
+    let n = if x < 0.95 {
+        (x * 10.0).round() / 10.0
+    } else {
+        x.round()
+    };
+    format!("~{} request{}", num(n), if n == 1.0 { "" } else { "s" })
+}
+
 /// A phase in one line.
 pub(crate) fn describe(
     kind: PhaseKind,
     f: &Summary,
-    in_flight: Option<f64>,
+    in_flight: InFlight,
     restarts: &[&RestartInfo],
     burst: Option<&Burst>,
     settings: &Settings,
@@ -43,19 +63,27 @@ pub(crate) fn describe(
         PhaseKind::Warmup => parts.push("A new process's first minutes".into()),
         PhaseKind::Steady | PhaseKind::Ramp | PhaseKind::Overload => {}
     }
-    if let Some(x) = in_flight {
-        // Under one request in flight on average, the decimal tells an
-        // idle server from a light load.
-        let n = if x < 0.95 {
-            (x * 10.0).round() / 10.0
-        } else {
-            x.round()
-        };
-        parts.push(format!(
-            "~{} request{} in flight",
-            num(n),
-            if n == 1.0 { "" } else { "s" }
-        ));
+    match (in_flight.gauges, in_flight.little) {
+        // The gauges contradict the engine's own latency histogram: the
+        // figure users' requests imply, with the gauges' beside it.
+        (Some(g), Some(l)) if crate::measure::little::gauges_low(g, l) => parts.push(format!(
+            "{} in the engine by Little's law (finished/s × the engine's mean latency; the running + waiting gauges read {}, too few)",
+            requests(l),
+            requests(g)
+        )),
+        // Little's law over finished requests is a lower bound: requests
+        // that never finished (hang-ups) count in the gauges only.
+        (Some(g), Some(l)) if crate::measure::little::disagree(g, l) => parts.push(format!(
+            "{} in flight (Little's law over finished requests gives only {}: requests that never finished, such as hang-ups, count in the gauges alone)",
+            requests(g),
+            requests(l)
+        )),
+        (Some(g), _) => parts.push(format!("{} in flight", requests(g))),
+        (None, Some(l)) if l >= 0.05 => parts.push(format!(
+            "{} in the engine by Little's law (no running/waiting gauges)",
+            requests(l)
+        )),
+        _ => {}
     }
     if let Some(r) = f.workload.requests_per_min {
         // Over a restart or down time, the rate covers the time the server

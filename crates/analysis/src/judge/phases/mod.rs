@@ -24,33 +24,12 @@ use crate::model::Phase;
 use crate::text::round;
 
 mod describe;
+pub(crate) mod gauges;
 mod levels;
+mod state;
 mod trend;
 use crate::measure::{queue, rows};
-
-/// What the segmentation reads per window.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct WindowState {
-    /// Mean requests in flight (fleet).
-    pub in_flight: Option<f64>,
-    /// The standard error of `in_flight`, from the window's scrapes (their
-    /// spread, corrected for the correlation of neighbouring scrapes);
-    /// `None` where a replica had fewer than two scrapes in the window.
-    pub in_flight_se: Option<f64>,
-    /// Finished requests per minute.
-    pub requests_per_min: Option<f64>,
-    /// Its standard error (a Poisson count's: √count per covered minute).
-    pub requests_per_min_se: Option<f64>,
-    /// Part of a restart (outage of a replica and the new process's first
-    /// scrape).
-    pub restart: bool,
-    /// A replica could not be scraped in the whole window.
-    pub down: bool,
-    /// A process's first minutes.
-    pub warmup: bool,
-    /// Errors or aborts burst.
-    pub burst: bool,
-}
+pub(crate) use state::WindowState;
 
 /// A phase before its figures: windows `[start, end)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -178,6 +157,8 @@ fn states(i: &PhaseInput<'_>) -> Vec<WindowState> {
         let e = &fw.efficiency;
         states[w].in_flight = e.running_avg.map(|r| r + e.waiting_avg.unwrap_or(0.0));
         states[w].requests_per_min = fw.workload.requests_per_min;
+        states[w].little =
+            crate::measure::little::in_flight(fw.workload.requests_per_min, fw.latency.e2e_ms);
         let finished: Vec<&vllm_lens_query::WindowIncrease> =
             i.fleet.windows[w].reasons.values().collect();
         let count: f64 = finished.iter().map(|x| x.increase).sum();
@@ -275,31 +256,61 @@ fn in_flight_noise(i: &PhaseInput<'_>) -> Vec<Option<f64>> {
     var.into_iter().map(|v| v.map(f64::sqrt)).collect()
 }
 
-/// Splits the capture into phases, each with its figures; also the windows
-/// the queue objective leaves out (warm-up, restarts, down time).
-pub(crate) fn build(i: &PhaseInput<'_>) -> (Vec<Phase>, Vec<usize>) {
+/// The phases, the windows the queue objective leaves out (warm-up,
+/// restarts, down time), and the gauges held against Little's law.
+pub(crate) struct Built {
+    pub phases: Vec<Phase>,
+    pub excluded: Vec<usize>,
+    pub gauges: gauges::GaugeCheck,
+}
+
+/// Splits the capture into phases, each with its figures.
+pub(crate) fn build(i: &PhaseInput<'_>) -> Built {
     let q = i.query;
     let states = states(i);
+    let mut gauges = gauges::check(&states);
     // No rate in any window (no vLLM metrics, one scrape): no phases to
     // tell; the verdict says what is missing.
     if states.iter().all(|s| s.requests_per_min.is_none()) {
-        return (Vec::new(), Vec::new());
+        return Built {
+            phases: Vec::new(),
+            excluded: Vec::new(),
+            gauges,
+        };
     }
     let starts: Vec<i64> = (0..q.grid().count).map(|w| q.grid().bounds(w).0).collect();
-    let phases = segment(&states, i.settings.window_ms)
+    let segments = segment(&states, i.settings.window_ms);
+    for seg in &segments {
+        let figures = over_time(&i.fleet.windows[seg.start..seg.end]);
+        let f = rows::summary(0, 0, &figures, None);
+        let little =
+            crate::measure::little::in_flight(f.workload.requests_per_min, f.latency.e2e_ms);
+        // Across a restart or down time requests are lost, and finish
+        // nowhere: Little's law does not hold there.
+        if !matches!(seg.kind, PhaseKind::Restart | PhaseKind::Down)
+            && let (Some(g), Some(l)) = (mean_in_flight(&states[seg.start..seg.end]), little)
+            && crate::measure::little::disagree(g, l)
+        {
+            gauges.phases.push(gauges::PhaseDisagreement {
+                start: seg.start,
+                end: seg.end,
+                gauges: g,
+                little: l,
+            });
+        }
+    }
+    let phases = segments
         .iter()
         .map(|seg| {
             let inputs = over_time(&i.fleet.windows[seg.start..seg.end]);
             let gpu = gpu_over_time(&i.fleet.gpu[seg.start..seg.end]);
             let (a, b) = (starts[seg.start], q.grid().bounds(seg.end - 1).1);
             let figures = rows::summary(a, b, &inputs, i.fleet.has_gpu.then_some(&gpu));
-            let in_flight = {
-                let v: Vec<f64> = states[seg.start..seg.end]
-                    .iter()
-                    .filter_map(|s| s.in_flight)
-                    .collect();
-                (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-            };
+            let in_flight = mean_in_flight(&states[seg.start..seg.end]);
+            let little = crate::measure::little::in_flight(
+                figures.workload.requests_per_min,
+                figures.latency.e2e_ms,
+            );
             let here: Vec<&RestartInfo> = i
                 .restarts
                 .iter()
@@ -319,8 +330,12 @@ pub(crate) fn build(i: &PhaseInput<'_>) -> (Vec<Phase>, Vec<usize>) {
                 Some(t) if trend::grows(t) => PhaseKind::Overload,
                 _ => seg.kind,
             };
+            let load = describe::InFlight {
+                gauges: in_flight,
+                little,
+            };
             let mut description =
-                describe::describe(kind, &figures, in_flight, &here, burst, i.settings);
+                describe::describe(kind, &figures, load, &here, burst, i.settings);
             if kind == PhaseKind::Overload
                 && let Some(t) = &queue_trend
             {
@@ -337,6 +352,7 @@ pub(crate) fn build(i: &PhaseInput<'_>) -> (Vec<Phase>, Vec<usize>) {
                 description,
                 figures,
                 in_flight_avg: in_flight.map(round),
+                in_flight_from_latency: little.map(round),
                 queue_trend,
             }
         })
@@ -344,7 +360,17 @@ pub(crate) fn build(i: &PhaseInput<'_>) -> (Vec<Phase>, Vec<usize>) {
     let excluded = (0..states.len())
         .filter(|&w| states[w].warmup || states[w].restart || states[w].down)
         .collect();
-    (phases, excluded)
+    Built {
+        phases,
+        excluded,
+        gauges,
+    }
+}
+
+/// Mean requests in flight (the gauges) over some windows.
+fn mean_in_flight(states: &[WindowState]) -> Option<f64> {
+    let v: Vec<f64> = states.iter().filter_map(|s| s.in_flight).collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
 #[cfg(test)]

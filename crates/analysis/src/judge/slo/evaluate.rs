@@ -548,7 +548,7 @@ pub(super) fn errors(i: &SloInput<'_>) -> SloResult {
     let value = range.map(|r| r.1);
     let method = match d {
         Some(d) => format!(
-            "(finished_reason error + abort + estimated client disconnects) ÷ (finished requests + disconnects) over the whole capture: engine errors + aborts {}, and about {} client disconnects (HTTP 2xx on the completion handlers − finished requests, between {} and {}: at each edge of the capture a finish and its answer can fall on either side of a scrape, by up to {} as seen in the capture's own windows), so the share lies between {} and {}.",
+            "(finished_reason error + abort + estimated client disconnects) ÷ (finished requests + disconnects) over the whole capture: engine errors + aborts {}, and at least {} client disconnects (a lower bound; HTTP 2xx on the completion handlers − finished requests, between {} and {}: at each edge of the capture a finish and its answer can fall on either side of a scrape, by up to {} as seen in the capture's own windows), so the share lies between {} and {}.",
             pct_text(engine_pct.unwrap_or_default()),
             num(d.estimate.round()),
             num(d.low.round()),

@@ -1,0 +1,266 @@
+//! Where to look next, and the tuning guide's follow-ups.
+//!
+//! The engine's histograms start when the engine gets a request: what users
+//! feel adds the API server, the gateway, the network and the client. When
+//! every engine objective holds, "it feels slow" is looked for there, and
+//! the report says so with the engine's own figures and how to measure the
+//! rest. The follow-ups are the guide's list for a deployment whose engine
+//! is healthy, each only where the capture's figures support it.
+
+use vllm_lens_catalog::Signal;
+
+use crate::ids::{FindingId, FollowUpId, LookNextId, SloId, SloKind};
+use crate::judge::ctx::Ctx;
+use crate::model::{Analysis, FollowUp, LookNext, ProvisioningStatus, Recommendation, SloStatus};
+use crate::text::{bucket_text, ms_text, num};
+
+/// Decode's share of the engine's time from which prefill work cannot move
+/// what users wait for.
+const DECODE_SHARE_PCT: f64 = 70.0;
+/// The measured step within this multiple of the weight-streaming floor:
+/// decode is memory-bound, so fewer bytes per weight buy speed.
+const FLOOR_MULTIPLE: f64 = 3.0;
+/// VRAM this full (% of the GPU) says nothing when the KV cache is this
+/// empty: vLLM reserves its memory up front.
+const VRAM_RESERVED_PCT: f64 = 80.0;
+const KV_EMPTY_PCT: f64 = 50.0;
+
+/// True when no latency or queue objective of the engine fails.
+fn engine_holds(ctx: &Ctx<'_>) -> bool {
+    ctx.slo
+        .iter()
+        .filter(|s| s.id != SloId::ErrorAbortRate)
+        .all(|s| s.status != SloStatus::Fail)
+}
+
+/// The engine's TTFT p95 and its objective, in words.
+fn engine_ttft(ctx: &Ctx<'_>) -> Option<String> {
+    let s = ctx.slo.iter().find(|s| s.id == SloId::TtftP95)?;
+    let b = s.bounds?;
+    Some(format!(
+        "the engine's TTFT p95 is {} against {} (vllm:time_to_first_token_seconds, from the moment the engine gets the request)",
+        bucket_text(b.low, b.high.unwrap_or(f64::INFINITY)),
+        ms_text(s.threshold)
+    ))
+}
+
+/// The API server's own duration against the engine's end-to-end latency.
+fn http_gap(ctx: &Ctx<'_>) -> Option<String> {
+    let http = ctx.hists.get(&Signal::HttpDuration)?.avg()? * 1000.0;
+    let e2e = ctx.summary.latency.e2e_ms?;
+    let gap = http - e2e;
+    Some(if gap > 0.0 {
+        format!(
+            "HTTP requests took {} on average (http_request_duration_highr_seconds) against the engine's {} end to end: the API server adds ~{} ({:.0} % of what it answers in)",
+            ms_text(http),
+            ms_text(e2e),
+            ms_text(gap),
+            100.0 * gap / http.max(f64::MIN_POSITIVE)
+        )
+    } else {
+        format!(
+            "HTTP requests took {} on average (http_request_duration_highr_seconds), no longer than the engine's {} end to end: time users lose outside the engine is spent before the API server's handler starts (its accept queue and event loop) or in the client, where no metric here looks",
+            ms_text(http),
+            ms_text(e2e)
+        )
+    })
+}
+
+/// Where to look next, most likely first.
+pub(crate) fn look_next(
+    ctx: &Ctx<'_>,
+    analyses: &[Analysis],
+    recs: &[Recommendation],
+) -> Vec<LookNext> {
+    let mut out = Vec::new();
+    let fired = |id: FindingId| crate::model::finding_of(analyses, id).is_some();
+    let failing: Vec<&str> = ctx
+        .slo
+        .iter()
+        .filter(|s| s.status == SloStatus::Fail && s.id.kind() != SloKind::Rate)
+        .map(|s| s.title.as_str())
+        .collect();
+    if !failing.is_empty() {
+        out.push(LookNext {
+            id: LookNextId::Engine,
+            title: "Start in the engine: an objective it measures fails".into(),
+            evidence: failing.join("; "),
+            how: "Take the recommendations in order; capture again after each change and compare the two reports.".into(),
+        });
+    } else if engine_holds(ctx)
+        && let Some(ttft) = engine_ttft(ctx)
+    {
+        let gap = http_gap(ctx);
+        out.push(LookNext {
+            id: LookNextId::FrontEnd,
+            title: "Slowness users feel is outside the engine: look at the API server and the client first".into(),
+            evidence: format!(
+                "Every objective the engine measures holds: {ttft}{}. What users see adds the API server's event loop, tokenisation and streaming, which the engine's histograms do not count.",
+                gap.map_or(String::new(), |g| format!("; {g}"))
+            ),
+            how: "Time requests at the client against the server directly (curl -w with its time_starttransfer and time_total variables) beside the engine's TTFT and e2e for the same minutes; a gap there is the API server (see --api-server-count) or the client itself.".into(),
+        });
+        out.push(LookNext {
+            id: LookNextId::GatewayOrNetwork,
+            title: "Then the gateway and the network between users and the server".into(),
+            evidence: "The capture scrapes the server only: a gateway, load balancer, TLS termination or a slow network adds time no metric here can see.".into(),
+            how: "Compare the gateway's access log (upstream time against total time) and a request through the gateway against one straight to the server.".into(),
+        });
+    }
+    if fired(FindingId::WorkloadTruncated) || fired(FindingId::WorkloadPartlyTruncated) {
+        let w = &ctx.summary.workload;
+        out.push(LookNext {
+            id: LookNextId::ClientMaxTokens,
+            title: "The client's max_tokens: answers are cut short".into(),
+            evidence: format!(
+                "answers use {} of max_tokens on average (mean max_tokens {}, generated {}); a cut answer reads as a slow or broken one.",
+                w.max_tokens_utilisation_pct
+                    .map_or("?".into(), |p| format!("{p:.0} %")),
+                w.avg_max_tokens.map_or("?".into(), |t| num(t.round())),
+                w.avg_generated_tokens.map_or("?".into(), |t| num(t.round()))
+            ),
+            how: "Check the max_tokens the client or gateway sends (vllm:request_params_max_tokens) against the answers users expect.".into(),
+        });
+    }
+    if let Some(r) = recs.iter().find(|r| {
+        matches!(
+            r.id.as_str(),
+            "standardise_prompt_prefix" | "shrink_block_size"
+        )
+    }) {
+        out.push(LookNext {
+            id: LookNextId::PromptPrefix,
+            title: "The prompts: their shared prefix barely hits the cache".into(),
+            evidence: r.rationale.clone(),
+            how: format!(
+                "Read how the application builds its prompts: a timestamp, a user name or retrieved text before the fixed part makes every prompt's prefix different (recommendation {}).",
+                r.id
+            ),
+        });
+    }
+    out
+}
+
+/// The tuning guide's follow-ups, where the capture supports each.
+pub(crate) fn follow_ups(ctx: &Ctx<'_>, recs: &[Recommendation]) -> Vec<FollowUp> {
+    if !engine_holds(ctx) {
+        return Vec::new();
+    }
+    let rec = |id: &str| recs.iter().find(|r| r.id.as_str() == id);
+    let mut out = Vec::new();
+    let mut push = |id: FollowUpId, title: &str, evidence: String| {
+        out.push(FollowUp {
+            id,
+            title: title.into(),
+            evidence,
+            recommendation: rec(id.as_str()).map(|r| r.id.clone()),
+        });
+    };
+    let l = &ctx.summary.latency;
+    let prov = &ctx.capacity.provisioning;
+    let ttft_room = prov
+        .dimensions
+        .iter()
+        .find(|d| d.id == "ttft_p95")
+        .map(|d| d.headroom_x);
+    if let (Some(d), Some(x)) = (l.decode_share_pct, ttft_room)
+        && d >= DECODE_SHARE_PCT
+        && x >= 2.0
+    {
+        push(
+            FollowUpId::StopOptimisingPrefill,
+            "Stop optimising prefill",
+            format!(
+                "decode is {d:.0} % of the engine's time per request (prefill {}, decode {}), and TTFT has {x:.1}× headroom at the peak load: prefill work cannot move what users wait for.",
+                l.prefill_ms.map_or("?".into(), ms_text),
+                l.decode_ms.map_or("?".into(), ms_text)
+            ),
+        );
+    }
+    if let Some(f) = ctx.capacity.floor.as_ref()
+        && let Some(m) = f.measured_ms
+        && m <= FLOOR_MULTIPLE * f.ms
+        && !f.weight_source.contains("8-bit")
+        && !f.weight_source.contains("4-bit")
+    {
+        push(
+            FollowUpId::QuantizeBeforeBuying,
+            "If more throughput is needed, quantize before buying hardware",
+            format!(
+                "a decode step takes {} on average against the {} it takes to stream the weights once ({}, {} at {:.0} GB/s): decode is memory-bound, so FP8 or INT4 weights shorten it before another GPU would.",
+                ms_text(m),
+                ms_text(f.ms),
+                f.weight_source,
+                f.gpu,
+                f.bandwidth / 1e9
+            ),
+        );
+    }
+    if let Some(r) = rec("raise_max_tokens") {
+        push(
+            FollowUpId::RaiseMaxTokens,
+            "Raise max_tokens",
+            r.rationale.clone(),
+        );
+    }
+    if let Some(r) = rec("standardise_prompt_prefix") {
+        push(
+            FollowUpId::StandardisePromptPrefix,
+            "Standardise the prompt prefix",
+            r.rationale.clone(),
+        );
+    }
+    if let (Some(x), Some(peak)) = (prov.headroom_x, prov.peak_in_flight)
+        && prov.status != ProvisioningStatus::CannotTell
+    {
+        let per_replica = peak / ctx.replicas.max(1) as f64;
+        let target = (per_replica * x * 0.8).round().max(1.0);
+        push(
+            FollowUpId::SetAutoscalingTrigger,
+            "Set the autoscaling trigger now",
+            format!(
+                "today's peak is ~{} requests in flight per replica and every objective holds up to ~{:.1}× that ({}): a trigger at ~{} in flight per replica (vllm:num_requests_running + vllm:num_requests_waiting) adds a replica before the objectives fail, and is set while nothing is on fire.",
+                num(per_replica.round()),
+                x,
+                prov.limiting.as_deref().unwrap_or("?"),
+                num(target)
+            ),
+        );
+    }
+    let g = &ctx.summary.gpu;
+    if let (Some(used), Some(free), Some(kv)) = (
+        g.vram_used_mib,
+        g.vram_free_mib,
+        ctx.summary.efficiency.kv_cache_pct,
+    ) && used + free > 0.0
+        && 100.0 * used / (used + free) >= VRAM_RESERVED_PCT
+        && kv < KV_EMPTY_PCT
+    {
+        push(
+            FollowUpId::AlertOnQueueTime,
+            "Alert on queue time, not VRAM",
+            format!(
+                "VRAM reads {:.0} % used (DCGM_FI_DEV_FB_USED) while the KV cache is at most {kv:.1} % full: vLLM reserves --gpu-memory-utilization up front, so VRAM stays high whatever the load; vllm:request_queue_time_seconds is what rises when users start to wait.",
+                100.0 * used / (used + free)
+            ),
+        );
+    }
+    if let Some(r) = ctx.summary.workload.gen_to_prompt_ratio {
+        push(
+            FollowUpId::WatchGenerationToPrompt,
+            "Watch the generation-to-prompt ratio",
+            format!(
+                "{r:.2} tokens generated per prompt token today ({} prompt, {} generated on average): this report's bottleneck and headroom hold for this mix; a shift towards longer answers moves the limit to decode and the KV cache, towards longer prompts to prefill.",
+                ctx.summary
+                    .workload
+                    .avg_prompt_tokens
+                    .map_or("?".into(), |t| num(t.round())),
+                ctx.summary
+                    .workload
+                    .avg_generated_tokens
+                    .map_or("?".into(), |t| num(t.round()))
+            ),
+        );
+    }
+    out
+}
