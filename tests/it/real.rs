@@ -493,7 +493,9 @@ fn client_ttft_p95_lies_in_the_reported_bucket() {
                 c.name
             );
             assert!(
-                ids.contains(&"front_end"),
+                ids.contains(&"front_end")
+                    || (slo.status == vllm_lens_core::analysis::model::SloStatus::CannotTell
+                        && ids.first() == Some(&"engine")),
                 "{}: client TTFT p95 {p95} ms, the engine's {lo}-{hi} ms, and the report does not point at the front end ({ids:?})",
                 c.name
             );

@@ -30,7 +30,7 @@ fn engine_holds(ctx: &Ctx<'_>) -> bool {
     ctx.slo
         .iter()
         .filter(|s| s.id != SloId::ErrorAbortRate)
-        .all(|s| s.status != SloStatus::Fail)
+        .all(|s| !matches!(s.status, SloStatus::Fail | SloStatus::CannotTell))
 }
 
 /// The engine's TTFT p95 and its objective, in words.
@@ -73,7 +73,6 @@ pub(crate) fn look_next(
     recs: &[Recommendation],
 ) -> Vec<LookNext> {
     let mut out = Vec::new();
-    let fired = |id: FindingId| crate::model::finding_of(analyses, id).is_some();
     let failing: Vec<&str> = ctx
         .slo
         .iter()
@@ -86,6 +85,33 @@ pub(crate) fn look_next(
             title: "Start in the engine: an objective it measures fails".into(),
             evidence: failing.join("; "),
             how: "Take the recommendations in order; capture again after each change and compare the two reports.".into(),
+        });
+    } else if let undecided @ [_, ..] = &ctx
+        .slo
+        .iter()
+        .filter(|s| s.status == SloStatus::CannotTell && s.id.kind() != SloKind::Rate)
+        .collect::<Vec<_>>()[..]
+    {
+        let each: Vec<String> = undecided
+            .iter()
+            .map(|s| match s.bounds {
+                Some(b) => format!(
+                    "{} lies {} against {}",
+                    crate::judge::slo::registry::slo(s.id).short,
+                    bucket_text(b.low, b.high.unwrap_or(f64::INFINITY)),
+                    ms_text(s.threshold)
+                ),
+                None => format!("{} cannot be told", s.title),
+            })
+            .collect();
+        out.push(LookNext {
+            id: LookNextId::Engine,
+            title: "Start in the engine: an objective it measures may be at its limit".into(),
+            evidence: format!(
+                "{}: the histogram's buckets cannot say which side of the objective it is on.",
+                each.join("; ")
+            ),
+            how: "Time requests at the client for the same minutes (its own TTFT); if it is above the objective, the engine's share decides whether to tune the engine or the front end. Lowering the load one step, or capturing longer, can move the p95 into a bucket that decides.".into(),
         });
     } else if engine_holds(ctx)
         && let Some(ttft) = engine_ttft(ctx)
@@ -107,17 +133,21 @@ pub(crate) fn look_next(
             how: "Compare the gateway's access log (upstream time against total time) and a request through the gateway against one straight to the server.".into(),
         });
     }
-    if fired(FindingId::WorkloadTruncated) || fired(FindingId::WorkloadPartlyTruncated) {
-        let w = &ctx.summary.workload;
+    let truncated = crate::model::finding_of(analyses, FindingId::WorkloadTruncated)
+        .or_else(|| crate::model::finding_of(analyses, FindingId::WorkloadPartlyTruncated));
+    if let Some(f) = truncated {
+        let all = f.id == FindingId::WorkloadTruncated;
         out.push(LookNext {
             id: LookNextId::ClientMaxTokens,
-            title: "The client's max_tokens: answers are cut short".into(),
+            title: if all {
+                "The client's max_tokens: answers are cut short"
+            } else {
+                "The client's max_tokens: some answers are cut short"
+            }
+            .into(),
             evidence: format!(
-                "answers use {} of max_tokens on average (mean max_tokens {}, generated {}); a cut answer reads as a slow or broken one.",
-                w.max_tokens_utilisation_pct
-                    .map_or("?".into(), |p| format!("{p:.0} %")),
-                w.avg_max_tokens.map_or("?".into(), |t| num(t.round())),
-                w.avg_generated_tokens.map_or("?".into(), |t| num(t.round()))
+                "{} (vllm:request_success_total by finished_reason, vllm:request_params_max_tokens); a cut answer reads as a slow or broken one.",
+                f.title.trim_end_matches('.')
             ),
             how: "Check the max_tokens the client or gateway sends (vllm:request_params_max_tokens) against the answers users expect.".into(),
         });
