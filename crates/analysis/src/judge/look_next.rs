@@ -9,9 +9,11 @@
 
 use vllm_lens_catalog::Signal;
 
-use crate::ids::{FindingId, FollowUpId, LookNextId, SloId, SloKind};
+use crate::ids::{FindingId, FollowUpId, LookNextId, PhaseKind, SloId, SloKind, TimelineKind};
 use crate::judge::ctx::Ctx;
-use crate::model::{Analysis, FollowUp, LookNext, ProvisioningStatus, Recommendation, SloStatus};
+use crate::model::{
+    Analysis, FollowUp, LookNext, ProvisioningStatus, Recommendation, SloStatus, TimelineEvent,
+};
 use crate::text::{bucket_text, ms_text, num};
 
 /// Decode's share of the engine's time from which prefill work cannot move
@@ -66,11 +68,38 @@ fn http_gap(ctx: &Ctx<'_>) -> Option<String> {
     })
 }
 
+/// The server's own `/metrics` went unanswered during the load: the same
+/// API server answers users, so a starved event loop (or a starved
+/// collector beside it) is a lead the engine's histograms cannot show.
+fn starved_server(ctx: &Ctx<'_>, timeline: &[TimelineEvent]) -> Option<String> {
+    let gaps: Vec<&TimelineEvent> = timeline
+        .iter()
+        .filter(|e| e.kind == TimelineKind::ScrapeGap)
+        .filter(|e| {
+            ctx.phases.iter().any(|p| {
+                matches!(
+                    p.kind,
+                    PhaseKind::Steady | PhaseKind::Ramp | PhaseKind::Overload
+                ) && e.time_ms >= p.start_ms
+                    && e.time_ms < p.end_ms
+            })
+        })
+        .collect();
+    let first = gaps.first()?;
+    Some(format!(
+        "The server also left its own /metrics unanswered under load ({} gap{}; the first: {}): the API server that answers users answers the scrapes, so a starved event loop there (or a starved collector beside it) delays requests before any engine histogram starts.",
+        gaps.len(),
+        if gaps.len() == 1 { "" } else { "s" },
+        first.description
+    ))
+}
+
 /// Where to look next, most likely first.
 pub(crate) fn look_next(
     ctx: &Ctx<'_>,
     analyses: &[Analysis],
     recs: &[Recommendation],
+    timeline: &[TimelineEvent],
 ) -> Vec<LookNext> {
     let mut out = Vec::new();
     let failing: Vec<&str> = ctx
@@ -117,12 +146,14 @@ pub(crate) fn look_next(
         && let Some(ttft) = engine_ttft(ctx)
     {
         let gap = http_gap(ctx);
+        let starved = starved_server(ctx, timeline);
         out.push(LookNext {
             id: LookNextId::FrontEnd,
             title: "Slowness users feel is outside the engine: look at the API server and the client first".into(),
             evidence: format!(
-                "Every objective the engine measures holds: {ttft}{}. What users see adds the API server's event loop, tokenisation and streaming, which the engine's histograms do not count.",
-                gap.map_or(String::new(), |g| format!("; {g}"))
+                "Every objective the engine measures holds: {ttft}{}. What users see adds the API server's event loop, tokenisation and streaming, which the engine's histograms do not count.{}",
+                gap.map_or(String::new(), |g| format!("; {g}")),
+                starved.map_or(String::new(), |s| format!(" {s}"))
             ),
             how: "Time requests at the client against the server directly (curl -w with its time_starttransfer and time_total variables) beside the engine's TTFT and e2e for the same minutes; a gap there is the API server (see --api-server-count) or the client itself.".into(),
         });

@@ -241,7 +241,7 @@ pub(crate) fn verdict(
         headline,
         reasons,
         narrative: narrative(ctx, timeline),
-        look_next: crate::judge::look_next::look_next(ctx, analyses, recs),
+        look_next: crate::judge::look_next::look_next(ctx, analyses, recs, timeline),
         follow_ups: crate::judge::look_next::follow_ups(ctx, recs),
     }
 }
