@@ -72,6 +72,32 @@ enum Command {
         #[command(flatten)]
         limits: LimitArgs,
     },
+    /// Forecast what a change would give: a model of this server
+    /// calibrated on the capture, back-tested on its windows, replayed
+    /// with settings changed and the load scaled (docs/forecast.md).
+    #[command(
+        after_help = "Examples:\n  vllm-lens forecast capture.zip\n  vllm-lens forecast capture.zip --set max-num-seqs=16 --set replicas=2 --load 2x\n  vllm-lens forecast capture.zip --set prefix-caching=on --set shared-prefix-tokens=600 --json forecast.json --md forecast.md\n\nSettings: max-num-seqs, max-num-batched-tokens, kv-blocks, prefix-caching (on/off), replicas, shared-prefix-tokens.\nExit codes: 0 done (also when the model is not calibrated: it says so and predicts nothing); 2 the input or a setting could not be used."
+    )]
+    Forecast {
+        /// A .zip, .tar.gz/.tgz, .tar, a folder, a single scrape file, or `-` for stdin.
+        bundle: String,
+        /// A setting changed, NAME=VALUE (repeatable).
+        #[arg(long = "set", value_name = "NAME=VALUE")]
+        set: Vec<String>,
+        /// The load, × the capture's peak load level (`2x`, `0.5`).
+        #[arg(long, value_name = "FACTOR")]
+        load: Option<String>,
+        /// Write it as JSON (`-` for stdout).
+        #[arg(long, value_name = "FILE")]
+        json: Option<String>,
+        /// Write it as Markdown (`-` for stdout).
+        #[arg(long, value_name = "FILE")]
+        md: Option<String>,
+        #[command(flatten)]
+        analysis: AnalysisArgs,
+        #[command(flatten)]
+        limits: LimitArgs,
+    },
     /// Analyse a bundle: SLO scorecard, what to do, the six analyses.
     #[command(after_help = report_after_help())]
     Report {
@@ -284,6 +310,33 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             );
             Ok(ExitCode::SUCCESS)
         }
+        Command::Forecast {
+            bundle,
+            set,
+            load,
+            json,
+            md,
+            analysis,
+            limits,
+        } => {
+            let settings = analysis.settings()?;
+            let ask = forecast_ask(&set, load.as_deref())?;
+            let session = input::open(&bundle, &limits.options())?;
+            let spin = input::spinner("forecasting");
+            let report = session.report(&settings)?;
+            let asked = (!ask.changes.is_empty() || ask.load.is_some())
+                .then(|| vllm_lens_core::forecast::predict(&report, &ask))
+                .flatten();
+            spin.finish_and_clear();
+            print_diagnostics(session.problems(), None);
+            write_forecast(
+                &report.forecast,
+                asked.as_ref(),
+                json.as_deref(),
+                md.as_deref(),
+            )?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Report {
             bundle,
             out,
@@ -315,6 +368,82 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             })
         }
     }
+}
+
+/// The scenario `--set` and `--load` ask for.
+fn forecast_ask(
+    set: &[String],
+    load: Option<&str>,
+) -> anyhow::Result<vllm_lens_core::forecast::Ask> {
+    let mut ask = vllm_lens_core::forecast::Ask::default();
+    for s in set {
+        ask.changes.push(
+            vllm_lens_core::forecast::Setting::parse(s)
+                .map_err(|e| anyhow::anyhow!("--set {e}"))?,
+        );
+    }
+    if let Some(l) = load {
+        let x: f64 = l
+            .trim()
+            .trim_end_matches(['x', 'X', '×'])
+            .parse()
+            .ok()
+            .filter(|x: &f64| x.is_finite() && *x > 0.0 && *x <= 64.0)
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "--load {l}: a factor of the peak load between 0 and 64, e.g. 2x or 0.5"
+                )
+            })?;
+        ask.load = Some(x);
+    }
+    Ok(ask)
+}
+
+type Asked = (
+    vllm_lens_core::analysis::model::forecast::ForecastScenario,
+    Option<vllm_lens_core::analysis::model::forecast::SweepRow>,
+);
+
+/// The forecast on the terminal, or as JSON and Markdown files.
+fn write_forecast(
+    f: &vllm_lens_core::analysis::model::forecast::Forecast,
+    asked: Option<&Asked>,
+    json: Option<&str>,
+    md: Option<&str>,
+) -> anyhow::Result<()> {
+    use vllm_lens_core::render::forecast as fr;
+    let text = |markdown: bool| {
+        let mut t = fr::render(f, markdown);
+        if let Some((s, row)) = asked {
+            t.push_str(if markdown { "## Asked\n\n" } else { "Asked:\n" });
+            t.push_str(&fr::scenario_text(s, row.as_ref(), markdown));
+        }
+        t
+    };
+    let mut stdout = std::io::stdout().lock();
+    let mut put = |path: &str, body: String| -> anyhow::Result<()> {
+        if path == "-" {
+            write_out(&mut stdout, &body)
+        } else {
+            std::fs::write(path, body).with_context(|| format!("{path}: cannot be written"))?;
+            eprintln!("vllm-lens: wrote {path}");
+            Ok(())
+        }
+    };
+    if let Some(p) = json {
+        let v = serde_json::json!({
+            "forecast": f,
+            "asked": asked.map(|(s, row)| serde_json::json!({"scenario": s, "sweep": row})),
+        });
+        put(p, serde_json::to_string_pretty(&v)? + "\n")?;
+    }
+    if let Some(p) = md {
+        put(p, text(true))?;
+    }
+    if json.is_none() && md.is_none() {
+        put("-", text(false))?;
+    }
+    Ok(())
 }
 
 /// Writes each requested rendering (`-` for stdout); with none requested,

@@ -17,6 +17,8 @@ mod collect;
 mod compare;
 /// The rate and quantile engine and the catalogue on the samples.
 mod engine;
+// The forecast: calibration, back-test, real before/after pairs.
+mod forecast;
 /// Hostile and broken bundles: one test per class of docs/errors.md.
 mod hostile;
 /// The judgement on bundles made for one mistake each, and a property test

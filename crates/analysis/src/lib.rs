@@ -340,7 +340,8 @@ fn reported(
     );
     let verdict = verdict::verdict(&ctx, &analyses, &timeline, &recommendations);
     let bundle = deployment::bundle_info(loaded, meta, q);
-    Report {
+    let lengths = ForecastLengths::of(&m.fleet_all.hists, j.config.max_model_len);
+    let mut report = Report {
         schema_version: SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         bundle,
@@ -359,6 +360,78 @@ fn reported(
         timeline,
         gpu_faults,
         data_quality,
+        forecast: Default::default(),
+    };
+    lengths.forecast(&mut report);
+    report
+}
+
+/// What the forecast reads beside the report: the length histograms and
+/// the latency histograms' ladders.
+struct ForecastLengths {
+    prompt: Vec<[f64; 2]>,
+    generation: Vec<[f64; 2]>,
+    ttft_ladder_ms: Vec<f64>,
+    itl_ladder_ms: Vec<f64>,
+}
+
+impl ForecastLengths {
+    fn of(
+        hists: &std::collections::BTreeMap<Signal, vllm_lens_query::HistWindow>,
+        max_model_len: Option<f64>,
+    ) -> ForecastLengths {
+        let per_bucket = |s: Signal| {
+            let Some(h) = hists.get(&s) else {
+                return Vec::new();
+            };
+            let mut prev = 0.0;
+            let top = max_model_len.unwrap_or(f64::INFINITY);
+            h.buckets
+                .les
+                .iter()
+                .zip(&h.buckets.counts)
+                .map(|(le, c)| {
+                    let n = (c - prev).max(0.0);
+                    prev = *c;
+                    [if le.is_finite() { *le } else { top }, n]
+                })
+                .collect()
+        };
+        let ladder = |s: Signal| {
+            hists.get(&s).map_or(Vec::new(), |h| {
+                h.buckets
+                    .les
+                    .iter()
+                    .filter(|x| x.is_finite())
+                    .map(|x| x * 1000.0)
+                    .collect()
+            })
+        };
+        ForecastLengths {
+            prompt: per_bucket(Signal::RequestPromptTokens),
+            generation: per_bucket(Signal::RequestGenerationTokens),
+            ttft_ladder_ms: ladder(Signal::Ttft),
+            itl_ladder_ms: ladder(Signal::InterTokenLatency),
+        }
+    }
+
+    /// Fills `report.forecast` and each modelled recommendation's
+    /// `predicted` line.
+    fn forecast(self, report: &mut Report) {
+        let input = vllm_lens_forecast::Input {
+            report,
+            prompt_buckets: self.prompt,
+            generation_buckets: self.generation,
+            ttft_ladder_ms: self.ttft_ladder_ms,
+            itl_ladder_ms: self.itl_ladder_ms,
+        };
+        let f = vllm_lens_forecast::forecast(&input);
+        for (id, line) in vllm_lens_forecast::scenarios::predicted_for(&f) {
+            if let Some(r) = report.recommendations.iter_mut().find(|r| r.id == id) {
+                r.predicted = Some(line);
+            }
+        }
+        report.forecast = f;
     }
 }
 

@@ -74,6 +74,7 @@ pub use vllm_lens_bundle::{
 };
 pub use vllm_lens_catalog as catalog;
 pub use vllm_lens_expo as expo;
+pub use vllm_lens_forecast as forecast;
 pub use vllm_lens_model::time;
 pub use vllm_lens_query as query;
 pub use vllm_lens_render as render;

@@ -17,12 +17,15 @@ printers (`vllm-lens-render`), serialised as the report's JSON
 * [`steps`]: the six steps of the walk-through as they are drawn (titles,
   charts, the per-window table, "how to read this").
 * [`compare`]: two reports compared, as the comparison's JSON.
+* [`forecast`]: what each change would give, predicted by a model
+  calibrated on the capture (`forecast` in the report).
 * [`text`] and [`time`]: figures and times in words, shared by the
   analyses' prose and the renderers.
 */
 #![deny(missing_docs)]
 
 pub mod compare;
+pub mod forecast;
 pub mod ids;
 pub mod levers;
 pub mod report;

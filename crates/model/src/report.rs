@@ -74,6 +74,11 @@ pub struct Report {
     pub gpu_faults: Vec<GpuFault>,
     /// What the figures rest on and what is missing.
     pub data_quality: DataQuality,
+    /// What each change would give: a model of this server calibrated on
+    /// the capture, back-tested on its windows, replayed under changed
+    /// settings and loads (`docs/forecast.md`).
+    #[serde(default)]
+    pub forecast: crate::forecast::Forecast,
 }
 
 /// The bundle.
@@ -820,6 +825,12 @@ pub struct Recommendation {
     /// Objectives its words say hold (each passes on the scorecard).
     #[serde(default)]
     pub claims_hold: Vec<SloId>,
+    /// The forecast's predicted scorecard after this change at the
+    /// capture's peak load level (`forecast.scenarios[]` whose
+    /// `recommendation` is this id), in one line; `null` when the change
+    /// is not modelled or the forecast is not calibrated.
+    #[serde(default)]
+    pub predicted: Option<String>,
 }
 
 /// A rule that fired but is not shown, and why.

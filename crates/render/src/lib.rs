@@ -7,12 +7,14 @@ platform (no clock, no text measurement, no hash-map order).
 * [`svg`]: our own small SVG chart module (lines, stacked areas, thresholds,
   gaps, min/max envelopes for long captures).
 * [`embed`]: the report's JSON inside the HTML, escaped, and read back.
+* [`forecast`]: the forecast in lines and tables (`vllm-lens forecast`).
 * [`words`]: the phrases the terminal, Markdown and HTML share.
 */
 #![deny(missing_docs)]
 
 pub mod compare;
 pub mod embed;
+pub mod forecast;
 pub mod html;
 pub mod md;
 pub mod svg;

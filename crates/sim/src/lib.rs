@@ -6,7 +6,7 @@
 //! - [`hw`]: model shapes and GPU datasheet figures;
 //! - [`engine`]: the discrete-event simulation (arrivals, front end,
 //!   continuous-batching step loop, restarts);
-//! - [`kv`]: the KV block pool with prefix caching;
+//! - [`kv`] (from `vllm-lens-engine`): the KV block pool with prefix caching;
 //! - [`metrics`]: what a vLLM server counts; [`vllm_expo`]: how each vLLM
 //!   era prints it;
 //! - [`gpu`]: the activity trace, power and temperature; [`dcgm`]: the
@@ -21,10 +21,10 @@ pub mod dcgm;
 pub mod engine;
 pub mod gpu;
 pub mod hw;
-pub mod kv;
+pub use vllm_lens_engine::kv;
 pub mod metrics;
 pub mod pyfloat;
-pub mod rng;
+pub use vllm_lens_engine::rng;
 pub mod scenario;
 pub mod truth;
 pub mod vllm_expo;

@@ -318,6 +318,7 @@ pub(crate) fn recommend(
                 snippets: f.snippets,
                 levers: f.levers,
                 claims_hold: f.claims_hold,
+                predicted: None,
             }
         })
         .collect();

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# forecast-pairs.sh: the forecast held against real before/after pairs
+# (samples/real/pairs, made with scripts/real-vllm.sh; docs/forecast.md).
+# From each "before" alone, forecast the "after"; the "after" capture's own
+# report is the truth. Prints the Markdown table of docs/forecast.md.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BIN=${VLLM_LENS_BIN:-"$ROOT/target/release/vllm-lens"}
+[ -x "$BIN" ] || (cd "$ROOT" && cargo build --release --quiet)
+DIR="$ROOT/samples/real/pairs"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+# name | before | after | --set ... | extra analysis flags
+PAIRS=(
+    "max-num-seqs 8 → 32|pair-seqs-before|pair-seqs-after|--set max-num-seqs=32|"
+    "token budget 256 → 2048|pair-budget-before|pair-budget-after|--set max-num-batched-tokens=2048|"
+    "prefix caching off → on|pair-prefix-before|pair-prefix-after|--set prefix-caching=on|--shared-prefix-tokens 600"
+    "8 → 16 users|pair-users-before|pair-users-after|--load 2x|"
+)
+echo "| Pair | Objective | Forecast (from the before capture) | Measured (the after capture) | Hit |"
+echo "|---|---|---|---|---|"
+for p in "${PAIRS[@]}"; do
+    IFS='|' read -r name before after set extra <<<"$p"
+    # shellcheck disable=SC2086
+    "$BIN" forecast "$DIR/$before.zip" --window 30s $set $extra --json "$TMP/f.json" 2>/dev/null
+    # shellcheck disable=SC2086
+    "$BIN" report "$DIR/$after.zip" --window 30s $extra --json "$TMP/r.json" 2>/dev/null
+    python3 - "$name" "$TMP/f.json" "$TMP/r.json" <<'PY'
+import json, sys
+name, f, r = sys.argv[1], json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+fc = f["forecast"]
+if fc["status"] != "calibrated" or not f["asked"]:
+    print(f"| {name} | all | {fc['status'].replace('_', ' ')}: {'; '.join(fc['calibration']['misses'])} | | miss |")
+    sys.exit()
+s = f["asked"]["scenario"]
+meas = {x["id"]: x for x in r["slo"]}
+def n(x):
+    return "–" if x is None else (f"{x:.0f}" if x >= 10 else f"{x:.1f}")
+for p in s["slo"]:
+    m = meas[p["id"]]
+    if p["id"] == "error_abort_rate":
+        continue
+    if p["unit"] == "ms":
+        b = m.get("bounds") or {}
+        lo, hi = p["low"], p["high"]
+        bucket = f"{n(b.get('low'))}–{n(b.get('high'))} ms" if b else "–"
+        v = m.get("value")
+        inside = v is not None and lo is not None and (lo * 0.75 <= v <= hi * 1.25)
+        overlap = b and lo is not None and hi >= b.get("low", 0) and (b.get("high") is None or lo <= b["high"])
+        hit = p["status"] == m["status"] and (inside or overlap)
+        print(f"| {name} | {p['id']} | {n(lo)}–{n(hi)} ms, {p['status']} | {n(v)} ms (bucket {bucket}), {m['status']} | {'hit' if hit else 'miss'} |")
+    else:
+        ms = r["capacity"]["queueing_starts_at"]
+        ps = s["queueing_starts_at"]
+        close = (ms is None and (ps is None or ps > m.get('value', 0))) or (ms is not None and ps is not None and abs(ms - ps) <= 2)
+        hit = p["status"] == m["status"] and close
+        print(f"| {name} | {p['id']} | queues from {n(ps)} in flight, {p['status']} | queues from {n(ms)} (peak {n(m.get('value'))} without), {m['status']} | {'hit' if hit else 'miss'} |")
+t = s["throughput"]["requests_per_min"]
+print(f"| {name} | throughput | {n(t['low'])}–{n(t['high'])} requests/min | {n(r['summary']['workload']['requests_per_min'])} requests/min | {'hit' if t['low']*0.75 <= r['summary']['workload']['requests_per_min'] <= t['high']*1.25 else 'miss'} |")
+PY
+done

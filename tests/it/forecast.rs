@@ -1,0 +1,227 @@
+//! The forecast (docs/forecast.md): every sample and real capture is either
+//! calibrated within the back-test's tolerance or says it is not; the real
+//! before/after pairs predict the after capture's scorecard.
+
+use vllm_lens_core::analysis::model::forecast::{Forecast, ForecastStatus};
+use vllm_lens_core::analysis::model::{Report, SloStatus};
+use vllm_lens_core::analysis::{BundleMeta, Settings, analyse};
+use vllm_lens_core::forecast::{Ask, Setting, predict};
+
+use crate::support::{SAMPLES, root, sample_report};
+
+/// Calibrated means every figure hit in 80 % of the windows replayed;
+/// otherwise nothing is predicted and the misses are named.
+fn check(name: &str, f: &Forecast) {
+    let e = &f.calibration.error;
+    match f.status {
+        ForecastStatus::Calibrated => {
+            for (hits, n, what) in [
+                (e.ttft_hits, e.ttft_windows, "TTFT"),
+                (e.itl_hits, e.itl_windows, "ITL"),
+                (e.load_hits, e.windows, "load"),
+            ] {
+                assert!(
+                    n == 0 || hits as f64 >= 0.8 * n as f64,
+                    "{name}: calibrated with {what} hits {hits} of {n}"
+                );
+            }
+            assert!(f.calibration.misses.is_empty(), "{name}");
+            assert!(
+                f.scenarios.iter().any(|s| s.id == "today"),
+                "{name}: a calibrated forecast predicts today"
+            );
+            let today = f.scenarios.iter().find(|s| s.id == "today").expect("today");
+            for p in &today.slo {
+                if let (Some(l), Some(h)) = (p.low, p.high) {
+                    assert!(l <= h && l >= 0.0, "{name}: {p:?}");
+                }
+            }
+        }
+        ForecastStatus::NotCalibrated => {
+            assert!(
+                !f.calibration.misses.is_empty(),
+                "{name}: not calibrated without a miss"
+            );
+            assert!(
+                f.scenarios.is_empty() && f.sweep.is_empty(),
+                "{name}: predicts while not calibrated"
+            );
+            assert!(f.explanation.contains("Not calibrated"), "{name}");
+        }
+        ForecastStatus::CannotForecast => {
+            assert!(f.model.is_none() && f.scenarios.is_empty(), "{name}");
+            assert!(!f.explanation.is_empty(), "{name}");
+        }
+    }
+}
+
+#[test]
+fn every_sample_is_calibrated_within_tolerance_or_says_it_is_not() {
+    let mut calibrated = Vec::new();
+    for name in SAMPLES {
+        let r = sample_report(name, &Settings::default());
+        check(name, &r.forecast);
+        if r.forecast.status == ForecastStatus::Calibrated {
+            calibrated.push(name);
+        }
+    }
+    for c in crate::real::captures() {
+        let r = crate::real::report(&c);
+        check(&c.name, &r.forecast);
+    }
+    // The guide's own deployment is calibrated.
+    assert!(calibrated.contains(&"a10g-qwen3b-ramp"), "{calibrated:?}");
+}
+
+fn pair_report(name: &str, settings: &Settings) -> Report {
+    let path = root().join(format!("samples/real/pairs/{name}.zip"));
+    let bytes = std::fs::read(&path).expect("pair capture");
+    let loaded = crate::support::load_bytes(&format!("{name}.zip"), &bytes);
+    analyse(
+        &loaded,
+        &BundleMeta {
+            name: format!("{name}.zip"),
+            sha256: None,
+        },
+        settings,
+    )
+    .expect("report")
+}
+
+/// From the before capture alone, the after capture's TTFT, ITL and
+/// queueing statuses are predicted right, and its TTFT p95 lies in or
+/// next to the predicted range.
+fn pair(before: &str, after: &str, ask: Ask, extra: impl Fn(&mut Settings)) {
+    let mut s = Settings {
+        window_ms: 30_000,
+        ..Settings::default()
+    };
+    extra(&mut s);
+    let b = pair_report(before, &s);
+    assert_eq!(
+        b.forecast.status,
+        ForecastStatus::Calibrated,
+        "{before}: {:?}",
+        b.forecast.calibration.misses
+    );
+    let (scenario, _) = predict(&b, &ask).expect("a prediction");
+    let a = pair_report(after, &s);
+    for p in &scenario.slo {
+        if p.status == SloStatus::NotExercised && p.unit == "%" {
+            continue;
+        }
+        let m = a.slo.iter().find(|x| x.id == p.id).expect("objective");
+        assert_eq!(
+            p.status, m.status,
+            "{before} → {after}: {:?} predicted {p:?}, measured {m:?}",
+            p.id
+        );
+    }
+    let ttft = scenario.slo.iter().find(|p| p.unit == "ms").expect("ttft");
+    let measured = a.slo[0].value.expect("measured TTFT");
+    let (lo, hi) = (ttft.low.expect("low"), ttft.high.expect("high"));
+    assert!(
+        measured >= 0.75 * lo && measured <= 1.25 * hi
+            || a.slo[0]
+                .bounds
+                .is_some_and(|b| b.low <= hi && b.high.is_none_or(|h| lo <= h)),
+        "{before} → {after}: TTFT {measured} against {lo}–{hi}"
+    );
+}
+
+#[test]
+fn real_pairs_predict_the_after_capture() {
+    pair(
+        "pair-seqs-before",
+        "pair-seqs-after",
+        Ask {
+            changes: vec![Setting::MaxNumSeqs(32)],
+            load: None,
+        },
+        |_| {},
+    );
+    pair(
+        "pair-users-before",
+        "pair-users-after",
+        Ask {
+            changes: vec![],
+            load: Some(2.0),
+        },
+        |_| {},
+    );
+    pair(
+        "pair-prefix-before",
+        "pair-prefix-after",
+        Ask {
+            changes: vec![Setting::PrefixCaching(true)],
+            load: None,
+        },
+        |s| s.shared_prefix_tokens = Some(600.0),
+    );
+}
+
+#[test]
+fn settings_parse_and_refuse_clearly() {
+    assert_eq!(
+        Setting::parse("max-num-seqs=16"),
+        Ok(Setting::MaxNumSeqs(16))
+    );
+    assert_eq!(
+        Setting::parse("--max_num_batched_tokens=2048"),
+        Ok(Setting::MaxNumBatchedTokens(2048))
+    );
+    assert_eq!(
+        Setting::parse("prefix-caching=off"),
+        Ok(Setting::PrefixCaching(false))
+    );
+    assert!(
+        Setting::parse("max-num-seqs=0")
+            .unwrap_err()
+            .contains("positive")
+    );
+    assert!(
+        Setting::parse("gpu=h100")
+            .unwrap_err()
+            .contains("unknown setting")
+    );
+    assert!(
+        Setting::parse("replicas")
+            .unwrap_err()
+            .contains("NAME=VALUE")
+    );
+}
+
+#[test]
+fn more_sequences_than_users_remove_the_queue_and_more_load_raises_latency() {
+    let r = sample_report("a10g-qwen3b-ramp", &Settings::default());
+    let (today, _) = predict(
+        &r,
+        &Ask {
+            changes: vec![],
+            load: Some(1.0),
+        },
+    )
+    .expect("today");
+    let (double, _) = predict(
+        &r,
+        &Ask {
+            changes: vec![],
+            load: Some(2.0),
+        },
+    )
+    .expect("2x");
+    let hi = |s: &vllm_lens_core::analysis::model::forecast::ForecastScenario| {
+        s.slo[1].high.expect("itl")
+    };
+    assert!(hi(&double) > hi(&today), "{} {}", hi(&double), hi(&today));
+    let (capped, _) = predict(
+        &r,
+        &Ask {
+            changes: vec![Setting::MaxNumSeqs(8)],
+            load: None,
+        },
+    )
+    .expect("cap 8");
+    assert_eq!(capped.queueing_starts_at, Some(9.0));
+    assert_eq!(capped.slo[2].status, SloStatus::Fail);
+}
