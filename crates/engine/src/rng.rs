@@ -85,6 +85,15 @@ impl Rng {
         -mean * (1.0 - self.f64()).ln()
     }
 
+    /// Exponential with the given mean, bit-identical on every platform:
+    /// the logarithm is computed here from additions, multiplications and
+    /// divisions only (the platform's `ln` may differ in its last bit
+    /// between native code and WebAssembly, and the forecast's JSON must
+    /// not).
+    pub fn exp_portable(&mut self, mean: f64) -> f64 {
+        -mean * ln_portable(1.0 - self.f64())
+    }
+
     /// Standard normal (Box–Muller; one value per call, for simplicity).
     pub fn normal(&mut self) -> f64 {
         let u1 = 1.0 - self.f64();
@@ -96,6 +105,41 @@ impl Rng {
     pub fn lognormal(&mut self, median: f64, sigma: f64) -> f64 {
         median * (sigma * self.normal()).exp()
     }
+}
+
+/// The natural logarithm of a positive finite `x`, from IEEE arithmetic
+/// only: `x = m × 2^e` with `m` in [√½, √2), then `ln m = 2 atanh(z)`,
+/// `z = (m − 1) ÷ (m + 1)`, summed to 1e-17.
+pub fn ln_portable(x: f64) -> f64 {
+    if !(x > 0.0 && x.is_finite()) {
+        return if x == 0.0 {
+            f64::NEG_INFINITY
+        } else {
+            f64::NAN
+        };
+    }
+    let bits = x.to_bits();
+    let mut e = ((bits >> 52) & 0x7ff) as i64 - 1023;
+    let mut m = f64::from_bits((bits & 0x000f_ffff_ffff_ffff) | 0x3ff0_0000_0000_0000);
+    if e == -1023 {
+        // Subnormal: scale up first.
+        return ln_portable(x * 18_014_398_509_481_984.0) - 54.0 * std::f64::consts::LN_2;
+    }
+    if m > std::f64::consts::SQRT_2 {
+        m /= 2.0;
+        e += 1;
+    }
+    let z = (m - 1.0) / (m + 1.0);
+    let z2 = z * z;
+    let mut term = z;
+    let mut sum: f64 = 0.0;
+    let mut k = 1.0;
+    while term.abs() > 1e-18 * sum.abs().max(1e-300) && k < 80.0 {
+        sum += term / k;
+        term *= z2;
+        k += 2.0;
+    }
+    e as f64 * std::f64::consts::LN_2 + 2.0 * sum
 }
 
 #[cfg(test)]
@@ -114,6 +158,20 @@ mod tests {
         assert_ne!(xa, xc);
         // Pinned: a change here changes every committed sample.
         assert_eq!(Rng::stream(0, "").next_u64(), 0x1fee_05d6_6a7f_02d7);
+    }
+
+    #[test]
+    fn the_portable_logarithm_is_the_logarithm() {
+        for x in [
+            1e-300, 1e-10, 0.001, 0.3, 0.5, 0.7, 0.99999, 1.0, 1.5, 2.0, 10.0, 1e10,
+        ] {
+            let (a, b) = (ln_portable(x), x.ln());
+            assert!(
+                (a - b).abs() <= 4.0 * f64::EPSILON * b.abs().max(1.0),
+                "{x}: {a} {b}"
+            );
+        }
+        assert_eq!(ln_portable(0.0), f64::NEG_INFINITY);
     }
 
     #[test]

@@ -370,7 +370,7 @@ impl Engine<'_> {
             };
             self.waiting.push_back(id);
             if let Load::Open { rate_per_s } = self.load {
-                let next = at + self.rng_arrivals.exp(1.0 / rate_per_s);
+                let next = at + self.rng_arrivals.exp_portable(1.0 / rate_per_s);
                 self.pending.push((next, None));
             }
         }
@@ -494,7 +494,9 @@ impl Engine<'_> {
     fn retire(&mut self, id: usize) {
         if let Some(u) = self.reqs[id].user {
             let think = match self.load {
-                Load::Closed { think_s, .. } if think_s > 0.0 => self.rng_arrivals.exp(think_s),
+                Load::Closed { think_s, .. } if think_s > 0.0 => {
+                    self.rng_arrivals.exp_portable(think_s)
+                }
                 _ => 0.0,
             };
             self.pending.push((self.now + think, Some(u)));
@@ -665,7 +667,7 @@ pub fn simulate(
     let mut rng_arrivals = Rng::stream(run.seed, "arrivals");
     let pending = match load {
         Load::Open { rate_per_s } if rate_per_s > 0.0 && rate_per_s.is_finite() => {
-            vec![(rng_arrivals.exp(1.0 / rate_per_s), None)]
+            vec![(rng_arrivals.exp_portable(1.0 / rate_per_s), None)]
         }
         Load::Open { .. } => Vec::new(),
         Load::Closed { users, think_s } => (0..users)
