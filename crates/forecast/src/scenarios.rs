@@ -68,10 +68,9 @@ pub fn peak(r: &Report, wins: &[Win]) -> Option<Win> {
 
 /// The load at `factor` × the peak, per replica, for `replicas` replicas.
 fn load_at(m: &EngineFit, p: &Win, factor: f64, replicas: u32) -> Load {
+    // Users spread over the replicas (a round-robin balancer).
     let today = f64::from(m.settings.replicas.max(1));
     let share = today / f64::from(replicas.max(1));
-    // Users spread over the replicas (a round-robin balancer).
-    let _ = m;
     Load::Closed {
         users: (p.users * factor * share).round().max(1.0) as u32,
         think_s: p.think_s(),
@@ -192,6 +191,27 @@ fn ms_slo(id: SloId, r: Option<Range>, objective: f64) -> PredictedSlo {
     }
 }
 
+/// The model, settings and replay of `changes` at `factor` × the peak.
+fn changed(
+    c: &Ctx<'_>,
+    changes: &[Setting],
+    factor: f64,
+) -> Option<(EngineFit, EngineSettings, Setup)> {
+    let mut s = c.model.settings.clone();
+    let mut w = c.model.workload.clone();
+    for ch in changes {
+        ch.apply(&mut s, &mut w);
+    }
+    let mm = EngineFit {
+        workload: w,
+        ..c.model.clone()
+    };
+    let shared = shared_tokens(&mm, &c.peak, &s)?;
+    let load = load_at(c.model, &c.peak, factor, s.replicas);
+    let su = setup(&c.peak, &s, shared, load);
+    Some((mm, s, su))
+}
+
 /// Everything one scenario needs.
 struct Ctx<'a> {
     report: &'a Report,
@@ -222,18 +242,8 @@ fn scenario(
     factor: f64,
 ) -> Option<ForecastScenario> {
     let m = c.model;
-    let mut s = m.settings.clone();
-    let mut w = m.workload.clone();
-    for ch in changes {
-        ch.apply(&mut s, &mut w);
-    }
-    let mm = EngineFit {
-        workload: w,
-        ..m.clone()
-    };
-    let shared = shared_tokens(&mm, &c.peak, &s)?;
-    let load = load_at(m, &c.peak, factor, s.replicas);
-    let su = setup(&c.peak, &s, shared, load);
+    let (mm, s, su) = changed(c, changes, factor)?;
+    let load = su.load;
     let p = predict_at(&mm, &c.fit, &su, c.widen);
     let slo_t = &c.report.settings.slo;
     let start = queueing_start(&mm, &c.fit, &c.peak, &s);
@@ -513,18 +523,7 @@ fn scenario_light(
     changes: &[Setting],
     factor: f64,
 ) -> Option<(Option<Range>, Option<Range>)> {
-    let m = c.model;
-    let mut s = m.settings.clone();
-    let mut w = m.workload.clone();
-    for ch in changes {
-        ch.apply(&mut s, &mut w);
-    }
-    let mm = EngineFit {
-        workload: w,
-        ..m.clone()
-    };
-    let shared = shared_tokens(&mm, &c.peak, &s)?;
-    let su = setup(&c.peak, &s, shared, load_at(m, &c.peak, factor, s.replicas));
+    let (mm, _, su) = changed(c, changes, factor)?;
     let f = replay::replay(&su, &c.fit, &c.fit.central, &mm.workload);
     let widen = |x: f64| Range {
         low: x * (1.0 - c.widen),
