@@ -159,6 +159,7 @@
       state.loadMs = m.loadMs;
       state.digestBy = m.digestBy;
       state.analysisMs = m.ms;
+      state.forecastMs = m.forecastMs;
       const frame = $('report');
       if (state.frameUrl) URL.revokeObjectURL(state.frameUrl);
       state.frameUrl = URL.createObjectURL(new Blob([m.html], { type: 'text/html' }));
@@ -168,7 +169,7 @@
       for (const id of ['dl-json', 'copy-md']) $(id).disabled = true;
       const secs = (performance.now() - state.started) / 1000;
       state.lastSeconds = secs;
-      status(state.name + ': report ready in ' + secs.toFixed(2) + ' s (analysis ' + (m.ms / 1000).toFixed(2) + ' s)');
+      status(state.name + ': report ready in ' + secs.toFixed(2) + ' s (analysis ' + (m.ms / 1000).toFixed(2) + ' s' + (m.forecastMs ? ', of which the forecast ' + (m.forecastMs / 1000).toFixed(2) + ' s' : '') + ')');
       progress(1, 1);
       setState('ready');
     } else if (m.type === 'progress') {

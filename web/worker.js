@@ -32,7 +32,7 @@ function vllmLensRender(options, t0) {
     ? compare_sessions(vllmLensPair[0], vllmLensPair[1], settings)
     : vllmLensSession.report(settings);
   self.postMessage({
-    type: 'report', html: r.html, ms: performance.now() - t0,
+    type: 'report', html: r.html, ms: performance.now() - t0, forecastMs: r.forecast_ms,
     wasmBytes: vllmLensExports.memory.buffer.byteLength,
     inflaterBytes: vllmLensInflaterBytes,
     via: vllmLensVia,

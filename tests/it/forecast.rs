@@ -225,3 +225,60 @@ fn more_sequences_than_users_remove_the_queue_and_more_load_raises_latency() {
     assert_eq!(capped.queueing_starts_at, Some(9.0));
     assert_eq!(capped.slo[2].status, SloStatus::Fail);
 }
+
+/// The report shows the forecast: the HTML's `#forecast` section holds a
+/// row per scenario and a back-test row per window replayed; a
+/// recommendation whose lever is modelled carries its predicted line on its
+/// card (HTML) and under it (Markdown); a forecast that is not calibrated
+/// predicts nothing on the page either.
+#[test]
+fn the_report_shows_the_forecast_and_each_predicted_card() {
+    use scraper::{Html, Selector};
+    let sel = |s: &str| Selector::parse(s).expect("selector");
+    let cap8 = crate::real::captures()
+        .into_iter()
+        .find(|c| c.name == "ramp-cap8")
+        .expect("ramp-cap8");
+    let r = crate::real::report(&cap8);
+    assert_eq!(r.forecast.status, ForecastStatus::Calibrated);
+    let doc = Html::parse_document(&vllm_lens_core::render::html(&r));
+    let rows = doc
+        .select(&sel("#forecast table.forecast tbody tr"))
+        .count();
+    assert_eq!(rows, r.forecast.scenarios.len());
+    assert!(rows >= 2, "today and the --max-num-seqs lever");
+    let back = doc.select(&sel("#forecast table.backtest tbody tr")).count();
+    assert_eq!(back, r.forecast.calibration.backtest.len());
+    let card = doc
+        .select(&sel("#rec-raise_max_num_seqs p.predicted"))
+        .next()
+        .expect("the card's predicted line")
+        .text()
+        .collect::<String>();
+    assert!(
+        card.contains("with --max-num-seqs 8 → ") && card.contains("TTFT p95"),
+        "{card}"
+    );
+    let md = vllm_lens_core::render::markdown(&r);
+    assert!(
+        md.contains("   - Forecast: with --max-num-seqs 8 → "),
+        "{md}"
+    );
+    assert!(
+        md.contains("### Forecast (calibrated, back-test on "),
+        "{md}"
+    );
+
+    let sat = sample_report("saturated", &Settings::default());
+    assert_eq!(sat.forecast.status, ForecastStatus::NotCalibrated);
+    let html = vllm_lens_core::render::html(&sat);
+    let doc = Html::parse_document(&html);
+    assert_eq!(doc.select(&sel("#forecast table.forecast")).count(), 0);
+    assert_eq!(doc.select(&sel("p.predicted")).count(), 0);
+    let missed = doc.select(&sel("#forecast ul.limits li")).count();
+    assert_eq!(missed, sat.forecast.calibration.misses.len());
+    assert!(
+        vllm_lens_core::render::markdown(&sat)
+            .contains("### Forecast (not calibrated: nothing is predicted)")
+    );
+}

@@ -141,10 +141,14 @@ impl Session {
     /// `vllm-lens report --redact` does it.)
     pub fn report(&self, settings: &str) -> Result<Rendered, JsError> {
         let s = settings::from_json(settings).map_err(js_error)?;
-        let report = self.0.report(&s).map_err(js_error)?;
+        let (mut report, pending) = self.0.report_deferred(&s).map_err(js_error)?;
+        let t0 = js_sys::Date::now();
+        pending.fill(&mut report);
+        let forecast_ms = js_sys::Date::now() - t0;
         Ok(Rendered {
             html: Format::Html.report(&report),
             model: Model::Report(Box::new(report)),
+            forecast_ms,
         })
     }
 }
@@ -161,6 +165,7 @@ pub fn compare_sessions(
     Ok(Rendered {
         html: Format::Html.comparison(&c),
         model: Model::Comparison(Box::new(c)),
+        forecast_ms: 0.0,
     })
 }
 
@@ -175,6 +180,7 @@ enum Model {
 pub struct Rendered {
     html: String,
     model: Model,
+    forecast_ms: f64,
 }
 
 #[wasm_bindgen]
@@ -183,6 +189,12 @@ impl Rendered {
     #[wasm_bindgen(getter)]
     pub fn html(&self) -> String {
         self.html.clone()
+    }
+    /// Milliseconds the forecast took (the page's clock, included in the
+    /// report's time; 0 for a comparison).
+    #[wasm_bindgen(getter)]
+    pub fn forecast_ms(&self) -> f64 {
+        self.forecast_ms
     }
     /// The Markdown summary.
     #[wasm_bindgen(getter)]

@@ -360,7 +360,8 @@ with zipfile.ZipFile(sys.argv[1], 'w') as z:
     await page.setInputFiles('#input', join(samplesDir, 'a10g-qwen3b-ramp.zip'));
     await waitCounter(page, 'reports', before);
     const small = await page.evaluate(() => window.vllmLens.lastSeconds);
-    let line = `drop-to-report a10g-qwen3b-ramp: ${small.toFixed(2)} s`;
+    const forecastMs = await page.evaluate(() => window.vllmLens.forecastMs);
+    let line = `drop-to-report a10g-qwen3b-ramp: ${small.toFixed(2)} s (the forecast ${(forecastMs / 1000).toFixed(2)} s of it)`;
     if (dayZip) {
       before = await counter(page, 'reports');
       await page.setInputFiles('#input', dayZip);

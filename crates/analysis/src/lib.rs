@@ -60,12 +60,25 @@ use measure::promql::Checker;
 use measure::{config, deployment, faults, queue, rows, scopes};
 use model::{Capacity, Deployment, Phase, SloResult, Summary};
 
-/// Makes the report of a loaded bundle.
+/// Makes the report of a loaded bundle, its forecast included.
 pub fn analyse(
     loaded: &Loaded,
     meta: &BundleMeta,
     settings: &Settings,
 ) -> Result<Report, BadWidth> {
+    let (mut report, pending) = analyse_deferred(loaded, meta, settings)?;
+    pending.fill(&mut report);
+    Ok(report)
+}
+
+/// [`analyse`] in two steps: the report without its forecast, and what
+/// fills it in ([`PendingForecast::fill`]), so that a shell can show or
+/// time them apart (the page prints the forecast's own time).
+pub fn analyse_deferred(
+    loaded: &Loaded,
+    meta: &BundleMeta,
+    settings: &Settings,
+) -> Result<(Report, PendingForecast), BadWidth> {
     let requested_window_ms = settings.window_ms;
     let settings = &whole_windows(loaded, settings);
     let cat = Catalogue::resolve(&loaded.store);
@@ -80,7 +93,8 @@ pub fn analyse(
     let m = measured(loaded, &cat, &q);
     let s = split(loaded, &cat, &q, settings, &m);
     let j = judged(loaded, &cat, &q, settings, &m, &s);
-    Ok(reported(
+    let lengths = ForecastLengths::of(&m.fleet_all.hists, j.config.max_model_len);
+    let report = reported(
         loaded,
         meta,
         &cat,
@@ -90,7 +104,19 @@ pub fn analyse(
         m,
         s,
         j,
-    ))
+    );
+    Ok((report, PendingForecast(lengths)))
+}
+
+/// The forecast still to be made for a report of [`analyse_deferred`].
+pub struct PendingForecast(ForecastLengths);
+
+impl PendingForecast {
+    /// Fills `report.forecast` and each modelled recommendation's
+    /// `predicted` line.
+    pub fn fill(self, report: &mut Report) {
+        self.0.forecast(report);
+    }
 }
 
 /// Stage 1: the scopes and their rows, and the fleet over the whole capture.
@@ -340,8 +366,7 @@ fn reported(
     );
     let verdict = verdict::verdict(&ctx, &analyses, &timeline, &recommendations);
     let bundle = deployment::bundle_info(loaded, meta, q);
-    let lengths = ForecastLengths::of(&m.fleet_all.hists, j.config.max_model_len);
-    let mut report = Report {
+    Report {
         schema_version: SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         bundle,
@@ -361,9 +386,7 @@ fn reported(
         gpu_faults,
         data_quality,
         forecast: Default::default(),
-    };
-    lengths.forecast(&mut report);
-    report
+    }
 }
 
 /// What the forecast reads beside the report: the length histograms and

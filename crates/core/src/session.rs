@@ -4,7 +4,7 @@
 //! with another session's, and [`Format`] renders the result. The shells
 //! only read bytes, parse their own arguments or form, and write the text.
 
-use vllm_lens_analysis::{BundleMeta, analyse};
+use vllm_lens_analysis::{BundleMeta, PendingForecast, analyse, analyse_deferred};
 use vllm_lens_bundle::{Diagnostic, Error, Input, Loaded, Options, Severity, load};
 use vllm_lens_model::Report;
 use vllm_lens_model::compare::Comparison;
@@ -75,6 +75,17 @@ impl Session {
     pub fn report(&self, settings: &Settings) -> Result<Report, SettingsError> {
         check(settings)?;
         analyse(&self.loaded, &self.meta, settings).map_err(|e| SettingsError(e.to_string()))
+    }
+
+    /// [`Session::report`] in two steps: the report without its forecast,
+    /// and what fills it in (the page times the forecast apart).
+    pub fn report_deferred(
+        &self,
+        settings: &Settings,
+    ) -> Result<(Report, PendingForecast), SettingsError> {
+        check(settings)?;
+        analyse_deferred(&self.loaded, &self.meta, settings)
+            .map_err(|e| SettingsError(e.to_string()))
     }
 
     /// The redactor for this bundle and `report`: it hides hostnames,

@@ -257,8 +257,9 @@ fn shape(wins: &[Win]) -> (LoadShape, String) {
         .sum::<f64>()
         / n;
     let why = format!(
-        "replayed as ~{} users (the most requests the engine held at one scrape), ~{} of them in the engine on average (Little's law), each spending ~{} s outside it between answers against ~{} s inside",
+        "each window is replayed as its users (the most requests the engine held at one scrape in it): ~{} on average over the {} windows, ~{} of them in the engine (Little's law), each spending ~{} s outside it between answers against ~{} s inside",
         fmt(users),
+        wins.len(),
         fmt(in_engine),
         fmt(think),
         fmt(e2e)

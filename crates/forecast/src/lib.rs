@@ -95,8 +95,18 @@ fn explain(f: &Forecast) -> String {
         vllm_lens_model::forecast::LoadShape::Open => "open-loop (arrivals whatever the latency)",
     });
     let held = format!(
-        "replaying today's configuration at the load of each of {} windows gave the TTFT p95 within tolerance in {} of {}, the inter-token p95 in {} of {}, and the load in {} of {}",
-        e.windows, e.ttft_hits, e.ttft_windows, e.itl_hits, e.itl_windows, e.load_hits, e.windows
+        "replaying today's configuration at the load of {} gave the TTFT p95 within tolerance in {} of {}, the inter-token p95 in {} of {}, and the load in {} of {}",
+        if e.windows == 1 {
+            "its one steady window".to_string()
+        } else {
+            format!("each of {} windows", e.windows)
+        },
+        e.ttft_hits,
+        e.ttft_windows,
+        e.itl_hits,
+        e.itl_windows,
+        e.load_hits,
+        e.windows
     );
     match f.status {
         ForecastStatus::Calibrated => format!(

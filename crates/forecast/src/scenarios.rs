@@ -599,6 +599,16 @@ pub fn predict(report: &Report, ask: &Ask) -> Option<(ForecastScenario, Option<S
 pub fn predicted_for(f: &Forecast) -> Vec<(RecId, String)> {
     f.scenarios
         .iter()
-        .filter_map(|s| Some((s.recommendation.clone()?, s.summary.clone())))
+        .filter_map(|s| {
+            let changes: Vec<String> = s
+                .changes
+                .iter()
+                .map(|c| format!("{} {} → {}", c.setting, c.from, c.to))
+                .collect();
+            Some((
+                s.recommendation.clone()?,
+                format!("with {}, {}", changes.join(" and "), s.summary),
+            ))
+        })
         .collect()
 }

@@ -26,7 +26,9 @@ pub struct Forecast {
     /// Predicted scorecards: today's configuration and each change, at
     /// the capture's peak load level (or the load asked for).
     pub scenarios: Vec<ForecastScenario>,
-    /// The largest load meeting every objective, today and after each
+    /// The largest load meeting the latency objectives (TTFT and
+    /// inter-token p95; the queue objective belongs to the configuration
+    /// and is judged in its scenario), today and after each
     /// change.
     pub sweep: Vec<SweepRow>,
 }
@@ -297,7 +299,8 @@ pub struct ForecastThroughput {
     pub in_flight_per_replica: Range,
 }
 
-/// The largest load meeting every objective.
+/// The largest load meeting the latency objectives (TTFT and
+/// inter-token p95).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SweepRow {
     /// The scenario (an id of `scenarios`, or `replicas_N`).

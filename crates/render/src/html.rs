@@ -548,6 +548,7 @@ fn recommendations(r: &Report) -> Markup {
                         p.addresses { "For: " (rec.addresses.iter().map(|a| a.as_str()).collect::<Vec<_>>().join(", ")) }
                         p.explain { (rec.rationale) }
                         p.action { (rec.action) }
+                        @if let Some(p) = &rec.predicted { p.predicted { a href="#forecast" { "Forecast" } ": " (p) } }
                         p.caveat { "Might be wrong if: " (rec.caveat) }
                         @if !rec.levers.is_empty() { p.levers { "Levers: " (words::levers(r, &rec.levers)) } }
                         details {
@@ -1006,6 +1007,7 @@ pub fn render(r: &Report) -> String {
                         a href="#what-to-do" { "What to do" }
                         @if r.phases.len() > 1 { a href="#phases" { "Phases" } }
                         a href="#capacity" { "Capacity" }
+                        @if !r.forecast.explanation.is_empty() { a href="#forecast" { "Forecast" } }
                         @if !r.alerts.is_empty() { a href="#what-to-watch" { "What to watch" } }
                         @for a in &r.analyses { a href=(format!("#step-{}", a.id)) { (a.title) } }
                         a href="#timeline" { "Timeline" }
@@ -1017,6 +1019,7 @@ pub fn render(r: &Report) -> String {
                     (recommendations(r))
                     (phases(r))
                     (capacity(r))
+                    @if !r.forecast.explanation.is_empty() { (crate::forecast::html(&r.forecast)) }
                     (alerts(r))
                     @for a in &r.analyses { (step(&ctx, a)) }
                     (timeline(r))

@@ -150,6 +150,7 @@ pub fn render(r: &Report) -> String {
     what_to_do(&mut o, r);
     figures_table(&mut o, r);
     capacity(&mut o, r);
+    forecast(&mut o, r);
     closing(&mut o, r);
     o
 }
@@ -232,6 +233,9 @@ fn what_to_do(o: &mut String, r: &Report) {
             escape(&rec.action)
         );
         let _ = writeln!(o, "   - Why: {}", escape(&rec.rationale));
+        if let Some(p) = &rec.predicted {
+            let _ = writeln!(o, "   - Forecast: {}", escape(p));
+        }
     }
     if r.recommendations.len() > MAX_RECS {
         let _ = writeln!(
@@ -406,6 +410,71 @@ fn capacity(o: &mut String, r: &Report) {
             format!(" What the server was told: {}.", escape(&told.join("; ")))
         }
     );
+}
+
+/// The forecast: its status and back-test in one line, then one row per
+/// scenario predicted (the full model is in the HTML report and
+/// `vllm-lens forecast --md`).
+fn forecast(o: &mut String, r: &Report) {
+    use vllm_lens_model::forecast::ForecastStatus;
+    let f = &r.forecast;
+    if f.explanation.is_empty() {
+        return;
+    }
+    let e = &f.calibration.error;
+    let held = format!(
+        "back-test on {} window{}: TTFT {} of {}, inter-token {} of {}, load {} of {}",
+        e.windows,
+        if e.windows == 1 { "" } else { "s" },
+        e.ttft_hits,
+        e.ttft_windows,
+        e.itl_hits,
+        e.itl_windows,
+        e.load_hits,
+        e.windows
+    );
+    match f.status {
+        ForecastStatus::CannotForecast => {
+            let _ = writeln!(o, "\n### Forecast\n\n{}", escape(&f.explanation));
+            return;
+        }
+        ForecastStatus::NotCalibrated => {
+            let _ = writeln!(
+                o,
+                "\n### Forecast (not calibrated: nothing is predicted)\n\nThe {held}; missed: {}.",
+                escape(&f.calibration.misses.join("; "))
+            );
+            return;
+        }
+        ForecastStatus::Calibrated => {}
+    }
+    let _ = writeln!(
+        o,
+        "\n### Forecast (calibrated, {held})\n\n| Scenario | Predicted | Largest load meeting the latency objectives |\n|---|---|---|"
+    );
+    for s in &f.scenarios {
+        let row = f.sweep.iter().find(|w| w.scenario == s.id);
+        let summary = s.summary.strip_prefix("predicted ").unwrap_or(&s.summary);
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} |",
+            escape(&s.title),
+            escape(summary),
+            row.map_or("–".into(), |w| escape(&crate::forecast::sweep_short(w)))
+        );
+    }
+    for w in f
+        .sweep
+        .iter()
+        .filter(|w| !f.scenarios.iter().any(|s| s.id == w.scenario))
+    {
+        let _ = writeln!(
+            o,
+            "| {} | (the sweep only) | {} |",
+            escape(&w.title),
+            escape(&crate::forecast::sweep_short(w))
+        );
+    }
 }
 
 /// The timeline's key events and the data-quality line.
