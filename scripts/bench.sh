@@ -40,7 +40,7 @@ echo "## Native, one run on $(nproc) cores ($(date -u +%Y-%m-%d))"
 # The production app plus two timing hooks (web crate feature `bench`),
 # built apart from dist/.
 bench_dist="${CARGO_TARGET_DIR:-target}/web-bench"
-scripts/web-build.sh --features bench --dist "$bench_dist" >/dev/null 2>&1
+VLLM_LENS_PAGE_BUDGET=off scripts/web-build.sh --features bench --dist "$bench_dist" >/dev/null 2>&1
 echo
 echo "## In headless Chromium (the one-file build from file://)"
 # shellcheck disable=SC2086

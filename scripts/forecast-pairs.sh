@@ -1,22 +1,41 @@
 #!/usr/bin/env bash
-# forecast-pairs.sh: the forecast held against real before/after pairs
-# (samples/real/pairs, made with scripts/real-vllm.sh; docs/forecast.md).
-# From each "before" alone, forecast the "after"; the "after" capture's own
-# report is the truth. Prints the Markdown table of docs/forecast.md.
+# forecast-pairs.sh: the forecast held against before/after pairs
+# (docs/forecast.md). From each "before" alone, forecast the "after"; the
+# "after" capture's own report is the truth. Prints the Markdown tables of
+# docs/forecast.md.
+#   scripts/forecast-pairs.sh          the real pairs (samples/real/pairs,
+#                                      made with scripts/real-vllm.sh)
+#   scripts/forecast-pairs.sh --sim    the simulated pairs with known truth
+#                                      (samples/scenarios/pairs: an L4, an
+#                                      H100, TP 2), generated first
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${VLLM_LENS_BIN:-"$ROOT/target/release/vllm-lens"}
 [ -x "$BIN" ] || (cd "$ROOT" && cargo build --release --quiet)
-DIR="$ROOT/samples/real/pairs"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-# name | before | after | --set ... | extra analysis flags
-PAIRS=(
-    "max-num-seqs 8 → 32|pair-seqs-before|pair-seqs-after|--set max-num-seqs=32|"
-    "token budget 256 → 2048|pair-budget-before|pair-budget-after|--set max-num-batched-tokens=2048|"
-    "prefix caching off → on|pair-prefix-before|pair-prefix-after|--set prefix-caching=on|--shared-prefix-tokens 600"
-    "8 → 16 users|pair-users-before|pair-users-after|--load 2x|"
-)
+case "${1:-}" in
+    --sim)
+        (cd "$ROOT" && cargo run --release --quiet -p vllm-lens-sim -- samples/scenarios/pairs/*.toml -o "$TMP/sim" --no-truth >/dev/null)
+        DIR="$TMP/sim"
+        # name | before | after | --set ... | extra analysis flags
+        PAIRS=(
+            "L4, Llama-3.1-8B: max-num-seqs 8 → 32|l4-seqs-before|l4-seqs-after|--set max-num-seqs=32|"
+            "H100, Qwen2.5-7B: 24 → 48 users|h100-users-before|h100-users-after|--load 2x|"
+            "A100 TP 2, Llama-3.1-8B: 1 → 2 replicas|tp2-replicas-before|tp2-replicas-after|--set replicas=2|"
+        )
+        ;;
+    '')
+        DIR="$ROOT/samples/real/pairs"
+        PAIRS=(
+            "max-num-seqs 8 → 32|pair-seqs-before|pair-seqs-after|--set max-num-seqs=32|"
+            "token budget 256 → 2048|pair-budget-before|pair-budget-after|--set max-num-batched-tokens=2048|"
+            "prefix caching off → on|pair-prefix-before|pair-prefix-after|--set prefix-caching=on|--shared-prefix-tokens 600"
+            "8 → 16 users|pair-users-before|pair-users-after|--load 2x|"
+        )
+        ;;
+    *) echo "usage: scripts/forecast-pairs.sh [--sim]" >&2; exit 2 ;;
+esac
 echo "| Pair | Objective | Forecast (from the before capture) | Measured (the after capture) | Hit |"
 echo "|---|---|---|---|---|"
 for p in "${PAIRS[@]}"; do

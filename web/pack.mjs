@@ -56,7 +56,9 @@ unlinkSync(join(dir, glueName));
 unlinkSync(join(dir, wasmName));
 const size = Buffer.byteLength(html);
 console.log(`pack.mjs: dist/vllm-lens.html is ${size} bytes (wasm ${wasm.length} base64 chars)`);
-if (size > 3 * 1024 * 1024) {
+// The bench build (scripts/bench.sh: timing hooks and their zip reader,
+// never shipped) is not held to the page's budget.
+if (size > 3 * 1024 * 1024 && process.env.VLLM_LENS_PAGE_BUDGET !== 'off') {
   console.error('pack.mjs: over the 3 MB budget');
   process.exit(1);
 }

@@ -247,7 +247,9 @@ fn the_report_shows_the_forecast_and_each_predicted_card() {
         .count();
     assert_eq!(rows, r.forecast.scenarios.len());
     assert!(rows >= 2, "today and the --max-num-seqs lever");
-    let back = doc.select(&sel("#forecast table.backtest tbody tr")).count();
+    let back = doc
+        .select(&sel("#forecast table.backtest tbody tr"))
+        .count();
     assert_eq!(back, r.forecast.calibration.backtest.len());
     let card = doc
         .select(&sel("#rec-raise_max_num_seqs p.predicted"))
@@ -281,4 +283,124 @@ fn the_report_shows_the_forecast_and_each_predicted_card() {
         vllm_lens_core::render::markdown(&sat)
             .contains("### Forecast (not calibrated: nothing is predicted)")
     );
+}
+
+/// One pair scored as `scripts/forecast-pairs.sh` scores it: per objective
+/// (TTFT, inter-token, queueing) whether the status and the figure hit, and
+/// whether a pass or fail was predicted where the after measured the
+/// opposite (a contradiction); then throughput within ±25 %.
+struct Score {
+    hits: usize,
+    rows: usize,
+    contradictions: Vec<String>,
+}
+
+fn score(name: &str, before: &Report, ask: &Ask, after: &Report) -> Score {
+    assert_eq!(
+        before.forecast.status,
+        ForecastStatus::Calibrated,
+        "{name}: {:?}",
+        before.forecast.calibration.misses
+    );
+    let (s, _) = predict(before, ask).expect("a prediction");
+    let mut out = Score {
+        hits: 0,
+        rows: 0,
+        contradictions: Vec::new(),
+    };
+    for p in s.slo.iter().filter(|p| p.unit != "%") {
+        let m = after.slo.iter().find(|x| x.id == p.id).expect("objective");
+        let opposite = matches!(
+            (p.status, m.status),
+            (SloStatus::Pass, SloStatus::Fail) | (SloStatus::Fail, SloStatus::Pass)
+        );
+        if opposite {
+            out.contradictions.push(format!(
+                "{name}: {:?} predicted {p:?}, measured {m:?}",
+                p.id
+            ));
+        }
+        let close = if p.unit == "ms" {
+            match (p.low, p.high, m.value) {
+                (Some(lo), Some(hi), Some(v)) => {
+                    (0.75 * lo..=1.25 * hi).contains(&v)
+                        || m.bounds
+                            .is_some_and(|b| b.low <= hi && b.high.is_none_or(|h| lo <= h))
+                }
+                _ => false,
+            }
+        } else {
+            match (after.capacity.queueing_starts_at, s.queueing_starts_at) {
+                (Some(a), Some(b)) => (a - b).abs() <= 2.0,
+                (None, None) => true,
+                (None, Some(b)) => m.value.is_none_or(|peak| b > peak),
+                (Some(_), None) => false,
+            }
+        };
+        out.rows += 1;
+        out.hits += usize::from(close && p.status == m.status);
+    }
+    let t = s.throughput.requests_per_min;
+    let measured = after.summary.workload.requests_per_min.expect("throughput");
+    out.rows += 1;
+    out.hits += usize::from((0.75 * t.low..=1.25 * t.high).contains(&measured));
+    out
+}
+
+fn sim_report(name: &str) -> Report {
+    let path = root().join(format!("samples/scenarios/pairs/{name}.toml"));
+    let text = std::fs::read_to_string(&path).expect("scenario");
+    let sc = vllm_lens_sim::scenario::Scenario::from_toml(&text).expect("parses");
+    let zip = vllm_lens_sim::zip_bundle(&vllm_lens_sim::generate(sc.resolve().expect("resolves")));
+    let loaded = crate::support::load_bytes(&format!("{name}.zip"), &zip);
+    let s = Settings {
+        window_ms: 30_000,
+        ..Settings::default()
+    };
+    analyse(&loaded, &BundleMeta::default(), &s).expect("report")
+}
+
+/// The simulated pairs with known truth (samples/scenarios/pairs: an L4,
+/// an H100, TP 2 on A100s; docs/forecast.md's second table): from each
+/// before alone, the after. No pass or fail is the opposite of what the
+/// after measured, and at least 10 of the 12 rows hit (the two documented
+/// misses: the L4's TTFT predicted fail where the after's bucket straddles
+/// the objective, the H100's inter-token range straddling it).
+#[test]
+fn simulated_pairs_across_gpus_predict_the_after() {
+    let pairs = [
+        (
+            "l4-seqs",
+            Ask {
+                changes: vec![Setting::MaxNumSeqs(32)],
+                load: None,
+            },
+        ),
+        (
+            "h100-users",
+            Ask {
+                changes: vec![],
+                load: Some(2.0),
+            },
+        ),
+        (
+            "tp2-replicas",
+            Ask {
+                changes: vec![Setting::Replicas(2)],
+                load: None,
+            },
+        ),
+    ];
+    let (mut hits, mut rows, mut contradictions) = (0, 0, Vec::new());
+    for (name, ask) in pairs {
+        let before = sim_report(&format!("{name}-before"));
+        let after = sim_report(&format!("{name}-after"));
+        let s = score(name, &before, &ask, &after);
+        hits += s.hits;
+        rows += s.rows;
+        contradictions.extend(s.contradictions);
+    }
+    assert!(contradictions.is_empty(), "{contradictions:#?}");
+    assert_eq!(rows, 12);
+    assert!(hits >= 10, "{hits} of {rows} rows hit");
 }

@@ -38,3 +38,31 @@ pub fn bench_parse(text: &str, times: u32) -> usize {
     }
     n
 }
+
+/// Benchmark hook: the forecast alone (calibration and the standard
+/// scenarios) of a bundle's report, `times` times; returns the
+/// milliseconds per run by the page's clock (the report without its
+/// forecast is made once, outside the time).
+#[wasm_bindgen]
+pub fn bench_forecast(name: &str, bytes: &[u8], times: u32) -> f64 {
+    let input = vllm_lens_core::Input::Bytes {
+        name,
+        bytes,
+        mtime_ms: None,
+    };
+    let Ok(s) = vllm_lens_core::Session::load(name, input, &vllm_lens_core::Options::default())
+    else {
+        return f64::NAN;
+    };
+    let Ok((report, pending)) = s.report_deferred(&vllm_lens_core::Settings::default()) else {
+        return f64::NAN;
+    };
+    let times = times.max(1);
+    let t0 = js_sys::Date::now();
+    for _ in 0..times {
+        let mut r = report.clone();
+        pending.clone().fill(&mut r);
+        std::hint::black_box(&r);
+    }
+    (js_sys::Date::now() - t0) / f64::from(times)
+}

@@ -86,12 +86,13 @@ if (statSync(bundles[0]).size > 64 * 1048576) {
         const bytes = dec(e.data.bundle);
         let t = performance.now(); const n = wasm_bindgen.bench_inflate(bytes); const inflate = performance.now() - t;
         t = performance.now(); const s = wasm_bindgen.bench_parse(e.data.text, 200); const parse = performance.now() - t;
-        self.postMessage({ inflate, n, parse, s, textBytes: e.data.text.length * 200 });
+        const forecastMs = wasm_bindgen.bench_forecast(wasm_bindgen.sample_name(), wasm_bindgen.sample_bundle(), 5);
+        self.postMessage({ inflate, n, parse, s, textBytes: e.data.text.length * 200, forecastMs, sample: wasm_bindgen.sample_name() });
       };`;
     const w = new Worker(URL.createObjectURL(new Blob([src], { type: 'text/javascript' })));
     return await new Promise((ok) => { w.onmessage = (e) => ok(e.data); w.postMessage({ wasm: wasmB64, bundle: data, text }); });
   }, [b64, scrape]);
-  console.log(`\nIn WebAssembly: inflating ${bundle.split('/').pop()} (${(r.n / 1e6).toFixed(0)} MB of text) took ${(r.inflate / 1000).toFixed(2)} s (${(r.n / 1e6 / (r.inflate / 1000)).toFixed(0)} MB/s); parsing a vLLM scrape 200 times ${(r.parse / 1000).toFixed(2)} s (${(r.textBytes / 1e6 / (r.parse / 1000)).toFixed(0)} MB/s).`);
+  console.log(`\nIn WebAssembly: inflating ${bundle.split('/').pop()} (${(r.n / 1e6).toFixed(0)} MB of text) took ${(r.inflate / 1000).toFixed(2)} s (${(r.n / 1e6 / (r.inflate / 1000)).toFixed(0)} MB/s); parsing a vLLM scrape 200 times ${(r.parse / 1000).toFixed(2)} s (${(r.textBytes / 1e6 / (r.parse / 1000)).toFixed(0)} MB/s); the forecast of ${r.sample} (calibration and the standard scenarios) ${(r.forecastMs / 1000).toFixed(2)} s per run.`);
   await page.close();
 }
 await browser.close();

@@ -109,6 +109,7 @@ pub fn analyse_deferred(
 }
 
 /// The forecast still to be made for a report of [`analyse_deferred`].
+#[derive(Clone)]
 pub struct PendingForecast(ForecastLengths);
 
 impl PendingForecast {
@@ -391,6 +392,7 @@ fn reported(
 
 /// What the forecast reads beside the report: the length histograms and
 /// the latency histograms' ladders.
+#[derive(Clone)]
 struct ForecastLengths {
     prompt: Vec<[f64; 2]>,
     generation: Vec<[f64; 2]>,

@@ -57,7 +57,10 @@ pub trait StepCost {
 
 /// A step costs `base + per_decode × decode sequences + per_prefill_token ×
 /// prefill tokens`, never less than `floor` (the time to read the weights
-/// once, on a GPU).
+/// once, on a GPU); or, as a roofline (`roofline`), `base + per_decode ×
+/// decode sequences + max(floor, per_prefill_token × every token computed)`:
+/// the weights' read and the step's arithmetic overlap, so prompt tokens
+/// ride along a decode step until their compute outlasts the read.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LinearCost {
     /// Fixed cost of a step, s.
@@ -68,10 +71,19 @@ pub struct LinearCost {
     pub per_prefill_token_s: f64,
     /// The least a step can take, s.
     pub floor_s: f64,
+    /// The roofline form.
+    pub roofline: bool,
 }
 
 impl StepCost for LinearCost {
     fn seconds(&self, s: &Step) -> f64 {
+        if self.roofline {
+            let tokens = f64::from(s.decode_seqs) + f64::from(s.prefill_tokens);
+            let t = self.base_s
+                + self.per_decode_s * f64::from(s.decode_seqs)
+                + (self.per_prefill_token_s * tokens).max(self.floor_s);
+            return t.max(1e-6);
+        }
         let t = self.base_s
             + self.per_decode_s * f64::from(s.decode_seqs)
             + self.per_prefill_token_s * f64::from(s.prefill_tokens);
@@ -121,15 +133,25 @@ pub enum Load {
 pub struct Run {
     /// Simulated time discarded at the start, s.
     pub warmup_s: f64,
+    /// The warm-up also lasts until this many requests finished (0: no
+    /// such bound), so that a load whose requests take longer than
+    /// `warmup_s` is measured in its steady state, not in the burst of
+    /// its first admissions; it ends by `warmup_s + 4 × measure_s` in any
+    /// case.
+    pub warmup_finished: usize,
     /// Simulated time measured after the warm-up, s.
     pub measure_s: f64,
+    /// The measurement also lasts until this many requests finished in it
+    /// (0: no such bound), up to `6 × measure_s`.
+    pub min_finished: usize,
     /// The seed of every random draw.
     pub seed: u64,
     /// Stop measuring after this many finished requests (a bound on work).
     pub max_finished: usize,
 }
 
-/// One finished request (arrived after the warm-up).
+/// One finished request (arrived after the warm-up, finished in the
+/// measurement).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Finished {
     /// When it arrived, s from the start.
@@ -147,8 +169,18 @@ pub struct Finished {
 /// What a run measured after its warm-up.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Outcome {
-    /// Requests that finished, in finishing order.
+    /// Requests that arrived after the warm-up and finished in the
+    /// measurement, in finishing order.
     pub finished: Vec<Finished>,
+    /// Requests that finished in the measurement, whenever they arrived
+    /// (the throughput: unbiased when requests last longer than the
+    /// measurement).
+    pub completed: u64,
+    /// The time to first token of every first token produced in the
+    /// measurement, whenever its request arrived, s.
+    pub ttft_s: Vec<f64>,
+    /// When the measurement started, s from the start.
+    pub start_s: f64,
     /// Times to first token of requests that arrived but had no first
     /// token when the run ended: their age then (a lower bound), s.
     pub unanswered_s: Vec<f64>,
@@ -192,10 +224,11 @@ pub fn quantile(xs: &mut [f64], q: f64) -> Option<f64> {
 }
 
 impl Outcome {
-    /// Time to first token at quantile `q`, s, counting unanswered
-    /// requests at their age.
+    /// Time to first token at quantile `q`, s, of the first tokens the
+    /// measurement saw, counting requests still unanswered at its end at
+    /// their age.
     pub fn ttft_quantile(&self, q: f64) -> Option<f64> {
-        let mut xs: Vec<f64> = self.finished.iter().map(|f| f.ttft_s).collect();
+        let mut xs: Vec<f64> = self.ttft_s.clone();
         xs.extend(self.unanswered_s.iter().copied());
         quantile(&mut xs, q)
     }
@@ -216,7 +249,7 @@ impl Outcome {
     /// Finished requests per second.
     pub fn per_s(&self) -> f64 {
         if self.measured_s > 0.0 {
-            self.finished.len() as f64 / self.measured_s
+            self.completed as f64 / self.measured_s
         } else {
             0.0
         }
@@ -318,15 +351,39 @@ struct Engine<'a> {
     run: Run,
     out: Outcome,
     load: Load,
+    /// The measurement's start (infinite while warming up) and end.
+    start_s: f64,
+    end_s: f64,
+    /// Requests finished since the start.
+    finished_total: usize,
 }
 
 impl Engine<'_> {
     fn measuring(&self) -> bool {
-        self.now >= self.run.warmup_s
+        self.now >= self.start_s
     }
 
     fn end_s(&self) -> f64 {
-        self.run.warmup_s + self.run.measure_s
+        self.end_s
+    }
+
+    /// Ends the warm-up once its time passed and enough requests finished
+    /// (or by its bound); extends the measurement until enough finished in
+    /// it (up to its bound).
+    fn pace(&mut self) {
+        let r = self.run;
+        if !self.start_s.is_finite() {
+            let warm = self.now >= r.warmup_s && self.finished_total >= r.warmup_finished;
+            if warm || self.now >= r.warmup_s + 4.0 * r.measure_s {
+                self.start_s = self.now;
+                self.end_s = self.now + r.measure_s;
+            }
+        } else if self.now >= self.end_s
+            && (self.out.completed as usize) < r.min_finished
+            && self.end_s < self.start_s + 6.0 * r.measure_s
+        {
+            self.end_s = (self.end_s + r.measure_s / 2.0).min(self.start_s + 6.0 * r.measure_s);
+        }
     }
 
     fn next_pending(&self) -> Option<usize> {
@@ -531,7 +588,10 @@ impl Engine<'_> {
             r.generated += 1;
             if r.first_s.is_none() {
                 r.first_s = Some(now);
-                if measuring && r.arrival_s >= self.run.warmup_s {
+                if measuring {
+                    self.out.ttft_s.push(now - r.arrival_s);
+                }
+                if measuring && r.arrival_s >= self.start_s {
                     self.out.prompt_tokens += u64::from(r.job.prompt);
                     self.out.cached_tokens += u64::from(r.cached_first.unwrap_or(0));
                 }
@@ -554,7 +614,11 @@ impl Engine<'_> {
             let blocks = std::mem::take(&mut self.reqs[id].blocks);
             self.pool.release(&blocks);
             let r = &self.reqs[id];
-            if measuring && r.arrival_s >= self.run.warmup_s {
+            self.finished_total += 1;
+            if measuring {
+                self.out.completed += 1;
+            }
+            if measuring && r.arrival_s >= self.start_s {
                 let first = r.first_s.unwrap_or(now);
                 self.out.finished.push(Finished {
                     arrival_s: r.arrival_s,
@@ -570,7 +634,7 @@ impl Engine<'_> {
 
     /// Accounts `dt` seconds at the current running and waiting counts.
     fn account(&mut self, from: f64, dt: f64, busy: bool) {
-        let lo = from.max(self.run.warmup_s);
+        let lo = from.max(self.start_s);
         let hi = (from + dt).min(self.end_s());
         if hi <= lo {
             return;
@@ -588,14 +652,21 @@ impl Engine<'_> {
     }
 
     fn run(mut self) -> Outcome {
-        let end = self.end_s();
         // A bound on steps: a configuration whose steps are absurdly short
         // still ends.
         let mut guard: u64 = 20_000_000;
-        while self.now < end && guard > 0 {
+        loop {
+            self.pace();
+            let end = self.end_s();
+            if self.now >= end || guard == 0 {
+                break;
+            }
+            // While warming up, idle time runs to the warm-up's bound at
+            // most.
+            let end = end.min(self.run.warmup_s + 5.0 * self.run.measure_s);
             guard -= 1;
             self.arrive_until(self.now);
-            if self.measuring() && self.out.finished.len() >= self.run.max_finished {
+            if self.measuring() && self.out.completed as usize >= self.run.max_finished {
                 break;
             }
             match self.plan() {
@@ -638,10 +709,11 @@ impl Engine<'_> {
                 }
             }
         }
-        let now = self.now.min(end);
+        let now = self.now.min(self.end_s());
+        self.out.start_s = self.start_s;
         for &id in self.running.iter().chain(self.waiting.iter()) {
             let r = &self.reqs[id];
-            if r.first_s.is_none() && r.arrival_s >= self.run.warmup_s {
+            if r.first_s.is_none() && r.arrival_s >= self.start_s {
                 self.out.unanswered_s.push(now - r.arrival_s);
             }
         }
@@ -688,6 +760,17 @@ pub fn simulate(
         pending,
         serial: 0,
         now: 0.0,
+        start_s: if run.warmup_finished == 0 {
+            run.warmup_s
+        } else {
+            f64::INFINITY
+        },
+        end_s: if run.warmup_finished == 0 {
+            run.warmup_s + run.measure_s
+        } else {
+            f64::INFINITY
+        },
+        finished_total: 0,
         run,
         out: Outcome::default(),
         load,
@@ -721,12 +804,15 @@ mod tests {
         per_decode_s: 0.001,
         per_prefill_token_s: 0.0001,
         floor_s: 0.0,
+        roofline: false,
     };
 
     fn run() -> Run {
         Run {
             warmup_s: 20.0,
+            warmup_finished: 0,
             measure_s: 120.0,
+            min_finished: 0,
             seed: 1,
             max_finished: 1_000_000,
         }
@@ -905,5 +991,73 @@ mod tests {
             run(),
         );
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn the_roofline_lets_prompt_tokens_ride_along_the_weights_read() {
+        let roof = LinearCost {
+            base_s: 0.002,
+            per_decode_s: 0.0001,
+            per_prefill_token_s: 0.00001,
+            floor_s: 0.020,
+            roofline: true,
+        };
+        let step = |decode_seqs, prefill_tokens| Step {
+            decode_seqs,
+            prefill_tokens,
+            context_tokens: 0,
+        };
+        // 8 sequences and a 500-token chunk: 5.08 ms of arithmetic, under
+        // the 20 ms read: the chunk is free.
+        let a = roof.seconds(&step(8, 0));
+        let b = roof.seconds(&step(8, 500));
+        assert!(
+            (a - 0.0228).abs() < 1e-9 && (b - a).abs() < 1e-12,
+            "{a} {b}"
+        );
+        // 4,000 tokens: 40.08 ms of arithmetic outlasts the read.
+        let c = roof.seconds(&step(8, 4000));
+        assert!((c - (0.002 + 0.0008 + 0.04008)).abs() < 1e-9, "{c}");
+    }
+
+    /// Requests far longer than the warm-up: the run waits for every
+    /// user's first request, measures in the steady state, and counts the
+    /// throughput by finishes whenever the request arrived (Little's law
+    /// holds: users = rate × time in the system).
+    #[test]
+    fn long_requests_are_measured_in_the_steady_state() {
+        let slow = LinearCost {
+            base_s: 0.05,
+            per_decode_s: 0.0,
+            per_prefill_token_s: 0.0,
+            floor_s: 0.0,
+            roofline: false,
+        };
+        let r = Run {
+            warmup_s: 1.0,
+            warmup_finished: 8,
+            measure_s: 20.0,
+            min_finished: 40,
+            seed: 3,
+            max_finished: 100_000,
+        };
+        // 400 tokens at 50 ms: 20 s per request, as long as the measure.
+        let o = simulate(
+            cfg(64, 2048),
+            &slow,
+            &mut job(100, 400),
+            Load::Closed {
+                users: 8,
+                think_s: 0.0,
+            },
+            r,
+        );
+        assert!(o.start_s >= 20.0, "{}", o.start_s);
+        // 40 finishes take ~100 s: the measurement grew past its 20 s.
+        assert!(o.completed as usize >= 40, "{}", o.completed);
+        assert!(o.measured_s > 90.0, "{}", o.measured_s);
+        let rate = o.per_s();
+        assert!((rate * 20.05 - 8.0).abs() < 0.5, "{rate}/s");
+        assert!(!o.ttft_s.is_empty());
     }
 }

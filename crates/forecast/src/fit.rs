@@ -10,6 +10,13 @@
 //! * prefill: a prompt of `p` computed tokens takes `k = ⌈p ÷ budget⌉`
 //!   steps, each with the decoding batch, plus `c × p` for itself.
 //!
+//! On a GPU (a known floor: the weights read once per step) a second form
+//! is fitted too, the roofline `a + b × decode sequences + max(floor, c ×
+//! tokens computed)`: the weights' read and the arithmetic overlap, so
+//! prompt tokens ride along a decode step until their compute outlasts
+//! the read. `c` is profiled on a grid (the max term moves to the
+//! equations' target), and the form whose residual is smaller is kept.
+//!
 //! The coefficients are non-negative (least squares over every active
 //! set). When the windows' batch sizes barely differ, `b` (per sequence)
 //! and `a` (per step) trade against each other: the fit then keeps every
@@ -52,6 +59,8 @@ pub struct Fit {
     pub assumed: Vec<String>,
     /// Windows used.
     pub windows: usize,
+    /// The roofline form (see the module's documentation).
+    pub roofline: bool,
 }
 
 impl Fit {
@@ -88,6 +97,133 @@ fn equations(wins: &[Win], budget: f64, lag: f64) -> Vec<Eq> {
         }
     }
     eqs
+}
+
+/// The roofline form's equations for a fixed `c`: the overlapped term
+/// `max(floor, c × tokens)` is moved to the target, `a` and `b` remain.
+/// A window's steps are a mix: a share `phi` carries a prompt chunk.
+fn roof_equations(wins: &[Win], budget: f64, lag: f64, c: f64, floor: f64) -> Vec<Eq> {
+    let over = |tokens: f64| (c * tokens).max(floor);
+    let mut eqs = Vec::new();
+    for w in wins {
+        let batch = w.decode_per_s * w.itl_s;
+        let p_bar = w.prefill_per_s * w.itl_s;
+        let computed = (w.prompt * (1.0 - w.hit)).max(1.0);
+        let chunk = computed.min(budget).max(1.0);
+        let phi = (p_bar / chunk).min(1.0);
+        let m_dec = (1.0 - phi) * over(batch) + phi * over(batch + chunk);
+        let y = w.itl_s;
+        eqs.push(([1.0 / y, batch / y, 0.0], 1.0 - m_dec / y));
+        if let Some(p) = w.prefill_s.filter(|p| *p > 0.0) {
+            let k = (computed / budget).ceil().max(1.0);
+            let per_step = (computed / k).max(p_bar.min(budget));
+            let steps = k + lag;
+            let m = k * over(batch + per_step) + lag * m_dec;
+            eqs.push(([steps / p, steps * batch / p, 0.0], 1.0 - m / p));
+        }
+    }
+    eqs
+}
+
+/// The roofline fit: the best `(lag, c, [a, b, c], rss)` over a grid of
+/// `c`, and the equations of each `c` tried (for the ranges).
+struct Roof {
+    lag: f64,
+    best: [f64; 3],
+    rss: f64,
+    /// `(c, fit, rss)` per grid point of the best lag.
+    grid: Vec<([f64; 3], f64)>,
+}
+
+fn roof_fit(wins: &[Win], budget: f64, floor: f64) -> Option<Roof> {
+    if floor <= 0.0 {
+        return None;
+    }
+    // c at most what makes a window's mean step all arithmetic.
+    let c_max = wins
+        .iter()
+        .map(|w| {
+            let chunk = (w.prompt * (1.0 - w.hit)).clamp(1.0, budget.max(1.0));
+            w.itl_s / (w.decode_per_s * w.itl_s + chunk).max(1.0)
+        })
+        .fold(0.0, f64::max)
+        * 2.0;
+    if c_max <= 0.0 || !c_max.is_finite() {
+        return None;
+    }
+    let mut out: Option<Roof> = None;
+    for lag in [0.0, 1.0] {
+        let mut grid = Vec::new();
+        for i in 0..=80 {
+            let c = c_max * f64::from(i) / 80.0;
+            let eqs = roof_equations(wins, budget, lag, c, floor);
+            if let Some((mut t, _)) = nnls(&eqs, Some((2, 0.0))) {
+                t[2] = c;
+                let e = rss(&eqs, [t[0], t[1], 0.0]);
+                grid.push((t, e));
+            }
+        }
+        let Some(&(best, e)) = grid.iter().min_by(|x, y| x.1.total_cmp(&y.1)) else {
+            continue;
+        };
+        if out.as_ref().is_none_or(|o| e < o.rss) {
+            out = Some(Roof {
+                lag,
+                best,
+                rss: e,
+                grid,
+            });
+        }
+    }
+    out
+}
+
+/// `a` by least squares (non-negative) with `b` and the target fixed.
+fn fit_a(eqs: &[Eq], b: f64) -> ([f64; 3], f64) {
+    let (mut num, mut den) = (0.0, 0.0);
+    for (x, y) in eqs {
+        num += x[0] * (y - b * x[1]);
+        den += x[0] * x[0];
+    }
+    let a = if den > 0.0 { (num / den).max(0.0) } else { 0.0 };
+    let t = [a, b, 0.0];
+    (t, rss(eqs, t))
+}
+
+/// The roofline's ranges: the cheapest and costliest `c` within the noise
+/// floor, then the cheapest and costliest `b` at the best `c`.
+fn roof_extremes(r: &Roof, wins: &[Win], budget: f64, floor: f64) -> Vec<Theta> {
+    let eqs = roof_equations(wins, budget, r.lag, r.best[2], floor);
+    let allowed = r.rss + NOISE * NOISE * eqs.len() as f64;
+    let ok: Vec<&([f64; 3], f64)> = r.grid.iter().filter(|g| g.1 <= allowed).collect();
+    let lo_c = ok
+        .iter()
+        .min_by(|x, y| x.0[2].total_cmp(&y.0[2]))
+        .map_or(r.best, |g| g.0);
+    let hi_c = ok
+        .iter()
+        .max_by(|x, y| x.0[2].total_cmp(&y.0[2]))
+        .map_or(r.best, |g| g.0);
+    let b_top = wins
+        .iter()
+        .map(|w| 1.0 / (w.decode_per_s).max(1e-9))
+        .fold(f64::INFINITY, f64::min)
+        .min(1.0);
+    let (mut lo_b, mut hi_b) = (r.best, r.best);
+    for i in 0..=40 {
+        let b = b_top * f64::from(i) / 40.0;
+        let (mut t, e) = fit_a(&eqs, b);
+        t[2] = r.best[2];
+        if e <= allowed {
+            if t[1] < lo_b[1] {
+                lo_b = t;
+            }
+            if t[1] > hi_b[1] {
+                hi_b = t;
+            }
+        }
+    }
+    [lo_c, hi_c, lo_b, hi_b].into_iter().map(theta).collect()
 }
 
 /// Least squares on the columns in `mask` (the others 0); `None` when
@@ -217,6 +353,15 @@ pub fn fit(wins: &[Win], s: &EngineSettings, floor_ms: Option<f64>) -> Option<Fi
         extremes.push(theta(lo));
         extremes.push(theta(hi));
     }
+    let floor_s = floor_ms.unwrap_or(0.0) / 1000.0;
+    let roof = roof_fit(wins, budget, floor_s).filter(|r| r.rss < best_rss);
+    let (central, extremes, lag, roofline) = match roof {
+        Some(r) => {
+            let ex = roof_extremes(&r, wins, budget, floor_s);
+            (theta(r.best), ex, r.lag, true)
+        }
+        None => (theta(best), extremes, lag, false),
+    };
     let mut fronts: Vec<f64> = wins
         .iter()
         .filter_map(|w| Some((w.ttft_s? - w.queue_s? - w.prefill_s?).max(0.0)))
@@ -230,14 +375,15 @@ pub fn fit(wins: &[Win], s: &EngineSettings, floor_ms: Option<f64>) -> Option<Fi
         );
     }
     Some(Fit {
-        central: theta(best),
+        central,
         extremes,
         lag_steps: lag,
-        floor_s: floor_ms.unwrap_or(0.0) / 1000.0,
+        floor_s,
         front_end_s,
         shape: shape(wins),
         assumed,
         windows: wins.len(),
+        roofline,
     })
 }
 
@@ -316,6 +462,7 @@ pub fn engine_fit(
         floor_ms: (f.floor_s > 0.0).then_some(f.floor_s * ms),
         front_end_ms: f.front_end_s * ms,
         first_token_lag_steps: f.lag_steps,
+        roofline: f.roofline,
         load_shape: f.shape.0,
         load_shape_evidence: f.shape.1.clone(),
         windows: wins.len(),
@@ -342,5 +489,6 @@ pub fn from_model(m: &EngineFit) -> Option<Fit> {
         shape: (m.load_shape, m.load_shape_evidence.clone()),
         assumed: Vec::new(),
         windows: m.windows,
+        roofline: m.roofline,
     })
 }

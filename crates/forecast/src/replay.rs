@@ -146,13 +146,20 @@ pub fn shared_for(hit: f64, prompt: f64, block: u32) -> u32 {
 
 fn run_for(load: &Load, theta: &Theta) -> Run {
     let _ = theta;
-    let measure_s = match load {
-        Load::Open { rate_per_s } if *rate_per_s > 0.0 => (400.0 / rate_per_s).clamp(30.0, 240.0),
-        _ => 40.0,
+    let (measure_s, warm) = match load {
+        Load::Open { rate_per_s } if *rate_per_s > 0.0 => {
+            ((400.0 / rate_per_s).clamp(30.0, 240.0), 20)
+        }
+        Load::Closed { users, .. } => (40.0, (*users as usize).max(8)),
+        _ => (40.0, 0),
     };
     Run {
         warmup_s: 8.0,
+        // Every user's first request finished: the burst of the first
+        // admissions is over.
+        warmup_finished: warm,
         measure_s,
+        min_finished: 60,
         seed: 36,
         max_finished: 800,
     }
@@ -173,6 +180,7 @@ pub fn replay(setup: &Setup, fit: &Fit, theta: &Theta, w: &WorkloadFit) -> Figur
         per_decode_s: theta.b,
         per_prefill_token_s: theta.c,
         floor_s: fit.floor_s,
+        roofline: fit.roofline,
     };
     let mut jobs = Sampler::new(w, setup.prompt, setup.generated, setup.shared);
     let o = sched::simulate(

@@ -92,6 +92,13 @@ pub struct EngineFit {
     /// the capture's prefill times fit async scheduling better, else 0.
     #[serde(default)]
     pub first_token_lag_steps: f64,
+    /// The step's form: `false`, `a + b × decoding sequences + c × prefill
+    /// tokens` (never under the floor); `true`, the roofline `a + b ×
+    /// decoding sequences + max(floor, c × every token computed)` (the
+    /// weights' read and the arithmetic overlap; kept when it fits the
+    /// windows better, on a GPU). `c` is then per token computed.
+    #[serde(default)]
+    pub roofline: bool,
     /// Which load the capture looks like.
     pub load_shape: LoadShape,
     /// Why.

@@ -148,17 +148,26 @@ pub fn render(f: &Forecast, md: bool) -> String {
     if let Some(m) = &f.model {
         let _ = writeln!(
             out,
-            "Model: a step costs {}–{} ms + {}–{} ms per decoding sequence + {}–{} ms per 1,000 prefill tokens{}; the front end adds {} ms to TTFT. {}.",
+            "Model: a step costs {}–{} ms + {}–{} ms per decoding sequence + {}–{} ms per 1,000 {}{}; the front end adds {} ms to TTFT. {}.",
             num(m.step_base_ms.low),
             num(m.step_base_ms.high),
             num(m.per_decode_seq_ms.low),
             num(m.per_decode_seq_ms.high),
             num(m.per_1k_prefill_tokens_ms.low),
             num(m.per_1k_prefill_tokens_ms.high),
-            m.floor_ms.map_or(String::new(), |x| format!(
-                ", never under {} ms (the weights read once)",
-                num(x)
-            )),
+            if m.roofline {
+                "tokens computed, overlapped with the weights' read"
+            } else {
+                "prefill tokens"
+            },
+            m.floor_ms.map_or(String::new(), |x| if m.roofline {
+                format!(
+                    " (a roofline: that term is never under {} ms, the weights read once)",
+                    num(x)
+                )
+            } else {
+                format!(", never under {} ms (the weights read once)", num(x))
+            }),
             num(m.front_end_ms),
             m.load_shape_evidence
         );
@@ -332,8 +341,12 @@ pub fn html(f: &Forecast) -> maud::Markup {
                     summary { "The model, fitted on " (m.windows) " windows" }
                     table.facts { tbody {
                         tr { th.text { "Step time" } td.text {
-                            (range(m.step_base_ms, "ms")) " per step + " (range(m.per_decode_seq_ms, "ms")) " per decoding sequence + " (range(m.per_1k_prefill_tokens_ms, "ms")) " per 1,000 prefill tokens"
-                            @if let Some(x) = m.floor_ms { ", never under " (num(x)) " ms (the weights read once)" }
+                            @if m.roofline {
+                                (range(m.step_base_ms, "ms")) " per step + " (range(m.per_decode_seq_ms, "ms")) " per decoding sequence + the larger of the weights' read (" (m.floor_ms.map_or("?".into(), num)) " ms) and " (range(m.per_1k_prefill_tokens_ms, "ms")) " per 1,000 tokens computed (a roofline: prompt tokens ride along a decode step until their arithmetic outlasts the read)"
+                            } @else {
+                                (range(m.step_base_ms, "ms")) " per step + " (range(m.per_decode_seq_ms, "ms")) " per decoding sequence + " (range(m.per_1k_prefill_tokens_ms, "ms")) " per 1,000 prefill tokens"
+                                @if let Some(x) = m.floor_ms { ", never under " (num(x)) " ms (the weights read once)" }
+                            }
                             @if m.first_token_lag_steps > 0.0 { "; the first token comes one step after the prompt's last chunk (async scheduling)" }
                         } }
                         tr { th.text { "Front end" } td.text { (num(m.front_end_ms)) " ms of TTFT outside queue and prefill" } }
