@@ -58,11 +58,11 @@ pub fn bench_forecast(name: &str, bytes: &[u8], times: u32) -> f64 {
         return f64::NAN;
     };
     let times = times.max(1);
-    let t0 = js_sys::Date::now();
+    let t0 = crate::now_ms();
     for _ in 0..times {
         let mut r = report.clone();
         pending.clone().fill(&mut r);
         std::hint::black_box(&r);
     }
-    (js_sys::Date::now() - t0) / f64::from(times)
+    (crate::now_ms() - t0) / f64::from(times)
 }

@@ -65,6 +65,21 @@ struct PanelDiagnostic {
 #[wasm_bindgen]
 pub struct Session(pub(crate) vllm_lens_core::Session);
 
+/// The shell's clock, ms: the page's in the browser, the system's in the
+/// native tests (the core has none).
+pub(crate) fn now_ms() -> f64 {
+    #[cfg(target_arch = "wasm32")]
+    {
+        js_sys::Date::now()
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+    }
+}
+
 pub(crate) fn js_error(e: impl std::fmt::Display) -> JsError {
     JsError::new(&e.to_string())
 }
@@ -142,9 +157,9 @@ impl Session {
     pub fn report(&self, settings: &str) -> Result<Rendered, JsError> {
         let s = settings::from_json(settings).map_err(js_error)?;
         let (mut report, pending) = self.0.report_deferred(&s).map_err(js_error)?;
-        let t0 = js_sys::Date::now();
+        let t0 = now_ms();
         pending.fill(&mut report);
-        let forecast_ms = js_sys::Date::now() - t0;
+        let forecast_ms = now_ms() - t0;
         Ok(Rendered {
             html: Format::Html.report(&report),
             model: Model::Report(Box::new(report)),
