@@ -38,7 +38,9 @@ Usage: real-vllm.sh [--vllm RELEASE] COMMAND ...
   real-vllm.sh model                     build the tiny random Llama and its tokenizer (deterministic)
   real-vllm.sh capture SCENARIO -o DIR   serve, drive SCENARIO's load, capture every 5 s:
                                          DIR/SCENARIO.zip (collect.sh), DIR/SCENARIO.curl.tar.gz
-                                         (a plain curl loop beside it) and DIR/SCENARIO.client.jsonl
+                                         (a plain curl loop beside it, of the first server) and
+                                         DIR/SCENARIO.client.jsonl; a scenario's "servers": N
+                                         serves N on consecutive ports, requests round-robin
   real-vllm.sh serve [VLLM FLAGS...]     serve the tiny model on 127.0.0.1 in the foreground
   real-vllm.sh scenarios                 list the scenarios
   real-vllm.sh --check                   install, build, capture the `check` scenario, report,
@@ -226,13 +228,32 @@ capture() {
     fi
     read -r -a flags <<<"$(scenario_field "$name" serve)"
     restart_at=$(scenario_field "$name" restart_at_s)
+    # Several independent servers (`servers`, on consecutive ports), each
+    # with its engine's threads on the cores `omp_bind` names (vLLM's own
+    # VLLM_CPU_OMP_THREADS_BIND), behind the client's round robin.
+    local servers binds i base_port=$PORT urls=() bases=() server_pids=()
+    servers=$(scenario_field "$name" servers)
+    servers=${servers:-1}
+    read -r -a binds <<<"$(scenario_field "$name" omp_bind)"
     SERVER_LOG="$dir/$name.server.log"
     : >"$SERVER_LOG"
-    start_server "${flags[@]}"
-    wait_healthy
+    for ((i = 0; i < servers; i++)); do
+        PORT=$((base_port + i))
+        if [ -n "${binds[$i]:-}" ]; then
+            export VLLM_CPU_OMP_THREADS_BIND=${binds[$i]}
+        fi
+        start_server "${flags[@]}"
+        wait_healthy
+        unset VLLM_CPU_OMP_THREADS_BIND
+        server_pids+=("$SERVER_PID")
+        urls+=(--vllm "http://127.0.0.1:$PORT/metrics")
+        bases+=(--base "http://127.0.0.1:$PORT")
+    done
+    PORT=$base_port
+    SERVER_PID=${server_pids[0]}
 
     local collect_pid curl_pid load_pid twin="$dir/$name.curl"
-    "$ROOT/scripts/collect.sh" --vllm "http://127.0.0.1:$PORT/metrics" --interval 5 --duration 2h \
+    "$ROOT/scripts/collect.sh" "${urls[@]}" --interval 5 --duration 2h \
         --device cpu -o "$dir/$name.zip" &
     collect_pid=$!
     PIDS+=("$collect_pid")
@@ -245,7 +266,7 @@ capture() {
     curl_pid=$!
     PIDS+=("$curl_pid")
     sleep 10 # a few scrapes before the load
-    "$VENV/bin/python" "$HERE/load.py" --base "http://127.0.0.1:$PORT" --model tiny-llama \
+    "$VENV/bin/python" "$HERE/load.py" "${bases[@]}" --model tiny-llama \
         --scenario "$HERE/scenarios.json" "$name" --vocab "$(vocab)" --out "$dir/$name.client.jsonl" &
     load_pid=$!
     PIDS+=("$load_pid")
@@ -263,6 +284,9 @@ capture() {
     wait "$curl_pid" || true
     tar -czf "$dir/$name.curl.tar.gz" -C "$dir" "$name.curl"
     stop_pid "$SERVER_PID"
+    for ((i = 1; i < servers; i++)); do
+        stop_pid "${server_pids[$i]}"
+    done
     local n
     n=$(grep -c '"outcome"' "$dir/$name.client.jsonl" || true)
     say "capture $name: $dir/$name.zip, $n requests in $dir/$name.client.jsonl"

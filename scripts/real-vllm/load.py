@@ -7,7 +7,12 @@ ids (a shared prefix of a chosen length, then random ids), so their lengths
 are exact. Some requests carry a client deadline (a time-out: the client
 hangs up), some are malformed on purpose (4xx).
 
-Usage: python load.py --base URL --model NAME --scenario FILE NAME --out FILE.jsonl
+Usage: python load.py --base URL [--base URL ...] --model NAME --scenario FILE NAME --out FILE.jsonl
+
+With several --base URLs the requests go round-robin over them (the next
+request, whoever sends it, to the next server), as a round-robin load
+balancer in front of independent servers would send them; each record names
+its "base".
 
 Output, one JSON object per line: first {"meta": {...}}, then per request
 {"id", "user", "phase", "kind", "start_ms", "first_token_ms", "end_ms",
@@ -32,8 +37,8 @@ def now_ms() -> int:
 
 
 class Load:
-    def __init__(self, base: str, model: str, sc: dict, out, vocab: int):
-        self.base = base.rstrip("/")
+    def __init__(self, bases: list[str], model: str, sc: dict, out, vocab: int):
+        self.bases = [b.rstrip("/") for b in bases]
         self.model = model
         self.sc = sc
         self.out = out
@@ -99,8 +104,10 @@ class Load:
         elif r < self.sc.get("timeout_share", 0.0) + self.sc.get("bad_share", 0.0):
             kind = "bad"
         body, max_tokens = self.body(rng, kind)
+        base = self.bases[self.next_id % len(self.bases)]
         rec = {
             "id": self.next_id,
+            "base": base,
             "user": user,
             "phase": self.phase,
             "kind": kind,
@@ -120,7 +127,7 @@ class Load:
             async with asyncio.timeout(deadline):
                 kw = {"json": body} if isinstance(body, dict) else {
                     "data": body, "headers": {"Content-Type": "application/json"}}
-                async with session.post(self.base + "/v1/completions", **kw) as resp:
+                async with session.post(base + "/v1/completions", **kw) as resp:
                     rec["status"] = resp.status
                     if resp.status != 200:
                         await resp.read()
@@ -184,7 +191,7 @@ class Load:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--base", required=True)
+    ap.add_argument("--base", required=True, action="append", help="repeat for round-robin over servers")
     ap.add_argument("--model", required=True)
     ap.add_argument("--scenario", nargs=2, required=True, metavar=("FILE", "NAME"))
     ap.add_argument("--vocab", type=int, default=2048)

@@ -404,3 +404,36 @@ fn simulated_pairs_across_gpus_predict_the_after() {
     assert_eq!(rows, 12);
     assert!(hits >= 10, "{hits} of {rows} rows hit");
 }
+
+/// Both load shapes: past the server's capacity, users who wait slow down
+/// while open arrivals pile up, so the open loop's TTFT is far above the
+/// closed loop's and the scenario says they differ; at the capture's own
+/// light load the two agree.
+#[test]
+fn the_open_and_closed_shapes_are_shown_where_they_differ() {
+    let r = sample_report("a10g-qwen3b-ramp", &Settings::default());
+    let heavy = |x: f64| {
+        predict(
+            &r,
+            &Ask {
+                changes: vec![],
+                load: Some(x),
+            },
+        )
+        .expect("a prediction")
+        .0
+    };
+    let light = heavy(0.5);
+    let o = light.other_shape.as_ref().expect("replayed open");
+    assert!(!o.differs, "{}", o.explanation);
+    let far = heavy(6.0);
+    let o = far.other_shape.as_ref().expect("replayed open");
+    assert!(o.differs, "{}", o.explanation);
+    let closed_ttft = far.slo[0].high.expect("closed TTFT");
+    assert!(
+        o.ttft_p95_ms.expect("open TTFT") > closed_ttft,
+        "{} against {closed_ttft}",
+        o.explanation
+    );
+    assert!(o.explanation.contains("open loop"));
+}

@@ -5,7 +5,7 @@ use vllm_lens_engine::sched::Load;
 use vllm_lens_model::Report;
 use vllm_lens_model::forecast::{
     Change, EngineFit, EngineSettings, Forecast, ForecastLoad, ForecastScenario, ForecastStatus,
-    ForecastThroughput, PredictedSlo, Range, SweepRow,
+    ForecastThroughput, LoadShape, OtherShape, PredictedSlo, Range, SweepRow,
 };
 use vllm_lens_model::ids::{PhaseKind, RecId, SloId};
 use vllm_lens_model::levers::{Direction, Knob};
@@ -335,9 +335,74 @@ fn scenario(
         queueing_starts_at: start,
         throughput,
         summary: String::new(),
+        other_shape: None,
     };
     out.summary = summary_for(&out);
+    let closed = p.figs.first().copied().unwrap_or_default();
+    out.other_shape = Some(other_shape(c, &mm, &su, factor, &closed));
     Some(out)
+}
+
+/// The scenario replayed as an open loop at the peak's arrival rate ×
+/// `factor` (per replica), with the best fit, against the closed replay.
+fn other_shape(
+    c: &Ctx<'_>,
+    mm: &EngineFit,
+    su: &Setup,
+    factor: f64,
+    closed: &Figures,
+) -> OtherShape {
+    let today = f64::from(c.model.settings.replicas.max(1));
+    let reps = f64::from(su.settings.replicas.max(1));
+    let rate = c.peak.per_s * factor * today / reps;
+    let open = Setup {
+        load: Load::Open { rate_per_s: rate },
+        ..su.clone()
+    };
+    let o = replay::replay(&open, &c.fit, &c.fit.central, &mm.workload);
+    let apart = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) => (a - b).abs() > 0.25 * a.max(b),
+        (None, None) => false,
+        _ => true,
+    };
+    let slo_t = &c.report.settings.slo;
+    let side = |x: Option<f64>, t: f64| x.map(|v| v <= t);
+    let differs = apart(o.ttft_p95_ms, closed.ttft_p95_ms)
+        || apart(o.itl_p95_ms, closed.itl_p95_ms)
+        || apart(Some(o.in_flight), Some(closed.in_flight))
+        || side(o.ttft_p95_ms, slo_t.ttft_p95_ms) != side(closed.ttft_p95_ms, slo_t.ttft_p95_ms)
+        || side(o.itl_p95_ms, slo_t.itl_p95_ms) != side(closed.itl_p95_ms, slo_t.itl_p95_ms);
+    let ms = |x: Option<f64>| x.map_or("none".to_string(), |v| format!("{} ms", num(v)));
+    let per_min = rate * 60.0 * reps;
+    let figures = format!(
+        "TTFT p95 {}, inter-token p95 {}, ~{} in flight per replica",
+        ms(o.ttft_p95_ms),
+        ms(o.itl_p95_ms),
+        num(o.in_flight)
+    );
+    let explanation = if differs {
+        format!(
+            "If ~{} requests/min kept arriving whatever the latency (an open loop, not users who wait for each answer): {figures}, against TTFT p95 {}, inter-token p95 {} and ~{} in flight with waiting users (best fit). The two differ: what this scenario gives depends on whether the clients wait for their answers.",
+            num(per_min),
+            ms(closed.ttft_p95_ms),
+            ms(closed.itl_p95_ms),
+            num(closed.in_flight)
+        )
+    } else {
+        format!(
+            "As an open loop (~{} requests/min whatever the latency): {figures}, within 25 % of the closed loop's: the load's shape does not change this prediction.",
+            num(per_min)
+        )
+    };
+    OtherShape {
+        shape: LoadShape::Open,
+        requests_per_min: per_min,
+        ttft_p95_ms: o.ttft_p95_ms,
+        itl_p95_ms: o.itl_p95_ms,
+        in_flight_per_replica: o.in_flight,
+        differs,
+        explanation,
+    }
 }
 
 fn today_value(m: &EngineFit, s: Setting) -> String {

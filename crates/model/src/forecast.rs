@@ -251,6 +251,32 @@ pub struct ForecastScenario {
     pub throughput: ForecastThroughput,
     /// One line: "predicted: TTFT p95 10–20 ms, ...".
     pub summary: String,
+    /// The same scenario replayed as an open loop (arrivals at the peak's
+    /// rate × the factor, whatever the latency), best fit only: the other
+    /// shape a capture's load could have. `null` when not replayed.
+    #[serde(default)]
+    pub other_shape: Option<OtherShape>,
+}
+
+/// A scenario under the other load shape.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct OtherShape {
+    /// The shape replayed here.
+    pub shape: LoadShape,
+    /// Fleet-wide requests per minute offered.
+    pub requests_per_min: f64,
+    /// Its TTFT p95, ms (`null`: no first token in the replay).
+    pub ttft_p95_ms: Option<f64>,
+    /// Its inter-token p95, ms.
+    pub itl_p95_ms: Option<f64>,
+    /// Mean requests in the engine per replica.
+    pub in_flight_per_replica: f64,
+    /// The two shapes disagree: a TTFT or inter-token p95, or the requests
+    /// in flight, more than 25 % apart, or a latency objective met under
+    /// one and missed under the other.
+    pub differs: bool,
+    /// In words.
+    pub explanation: String,
 }
 
 /// A setting changed.

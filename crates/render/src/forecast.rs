@@ -120,6 +120,9 @@ pub fn scenario_text(s: &ForecastScenario, sweep: Option<&SweepRow>, md: bool) -
         num(t.in_flight_per_replica.low),
         num(t.in_flight_per_replica.high)
     );
+    if let Some(o) = &s.other_shape {
+        let _ = writeln!(out, "{}{}", if md { "\n" } else { "  " }, o.explanation);
+    }
     if let Some(r) = sweep {
         let _ = writeln!(
             out,
@@ -322,6 +325,9 @@ pub fn html(f: &Forecast) -> maud::Markup {
                                     strong { (s.title) }
                                     @if let Some(r) = &s.recommendation { " " a href=(format!("#rec-{}", r.as_str())) { "(recommendation)" } }
                                     br; span.m { "at " (num(s.load.factor)) "× the peak: " (num(s.load.in_flight)) " " (match s.load.shape { vllm_lens_model::forecast::LoadShape::Closed => "users", vllm_lens_model::forecast::LoadShape::Open => "in flight" }) }
+                                    @if let Some(o) = s.other_shape.as_ref().filter(|o| o.differs) {
+                                        br; span.m.shape { (o.explanation) }
+                                    }
                                 }
                                 (slo_cell(s, SloId::TtftP95))
                                 (slo_cell(s, SloId::ItlP95))
