@@ -32,6 +32,7 @@ case "${1:-}" in
             "token budget 256 → 2048|pair-budget-before|pair-budget-after|--set max-num-batched-tokens=2048|"
             "prefix caching off → on|pair-prefix-before|pair-prefix-after|--set prefix-caching=on|--shared-prefix-tokens 600"
             "8 → 16 users|pair-users-before|pair-users-after|--load 2x|"
+            "1 → 2 servers (round robin)|pair-replicas-before|pair-replicas-after|--set replicas=2|"
         )
         ;;
     *) echo "usage: scripts/forecast-pairs.sh [--sim]" >&2; exit 2 ;;

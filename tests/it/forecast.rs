@@ -437,3 +437,47 @@ fn the_open_and_closed_shapes_are_shown_where_they_differ() {
     );
     assert!(o.explanation.contains("open loop"));
 }
+
+/// The real servers pair: two servers behind the client's round robin are
+/// two targets of one bundle, the client split its requests between them
+/// evenly, and the before capture, whose back-test misses, predicts
+/// nothing (docs/forecast.md says why the pair cannot prove replicas on a
+/// 2-core machine).
+#[test]
+fn the_real_servers_pair_is_two_targets_split_evenly() {
+    let after = pair_report("pair-replicas-after", &Settings::default());
+    assert_eq!(after.capacity.replicas, 2);
+    let gz = std::fs::read(root().join("samples/real/pairs/pair-replicas-after.client.jsonl.gz"))
+        .expect("client record");
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&gz[..]), &mut text)
+        .expect("gzip");
+    let mut per_base = std::collections::BTreeMap::<String, usize>::new();
+    for line in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).expect("json");
+        if let Some(b) = v.get("base").and_then(|b| b.as_str()) {
+            *per_base.entry(b.to_string()).or_default() += 1;
+        }
+    }
+    let counts: Vec<usize> = per_base.values().copied().collect();
+    assert_eq!(counts.len(), 2, "{per_base:?}");
+    assert!(counts[0].abs_diff(counts[1]) <= 1, "{per_base:?}");
+    let before = pair_report(
+        "pair-replicas-before",
+        &Settings {
+            window_ms: 30_000,
+            ..Settings::default()
+        },
+    );
+    assert_eq!(before.forecast.status, ForecastStatus::NotCalibrated);
+    assert!(
+        predict(
+            &before,
+            &Ask {
+                changes: vec![Setting::Replicas(2)],
+                load: None
+            }
+        )
+        .is_none()
+    );
+}
