@@ -277,7 +277,7 @@ fn the_report_shows_the_forecast_and_each_predicted_card() {
     let doc = Html::parse_document(&html);
     assert_eq!(doc.select(&sel("#forecast table.forecast")).count(), 0);
     assert_eq!(doc.select(&sel("p.predicted")).count(), 0);
-    let missed = doc.select(&sel("#forecast ul.limits li")).count();
+    let missed = doc.select(&sel("#forecast ul.misses li")).count();
     assert_eq!(missed, sat.forecast.calibration.misses.len());
     assert!(
         vllm_lens_core::render::markdown(&sat)

@@ -456,8 +456,37 @@ impl ForecastLengths {
                 r.predicted = Some(line);
             }
         }
+        if let Some(line) = forecast_disagrees(report, &f) {
+            report.capacity.provisioning.cannot_prove.push(line);
+        }
         report.forecast = f;
     }
+}
+
+/// Where the calibrated forecast's sweep puts today's largest load well
+/// below the provisioning's headroom (which extrapolates each latency at
+/// most in proportion to the load), says so: the smaller figure is the
+/// one to plan with.
+fn forecast_disagrees(report: &Report, f: &model::forecast::Forecast) -> Option<String> {
+    use model::forecast::ForecastStatus;
+    let p = &report.capacity.provisioning;
+    let h = p.headroom_x?;
+    if f.status != ForecastStatus::Calibrated {
+        return None;
+    }
+    let today = f.sweep.iter().find(|r| r.scenario == "today")?;
+    let x = today.max_load_x?;
+    if today.at_top || x >= 0.8 * h {
+        return None;
+    }
+    let what = match today.limiting {
+        Some(model::ids::SloId::TtftP95) => "the engine's TTFT p95",
+        Some(model::ids::SloId::ItlP95) => "the engine's inter-token p95",
+        _ => "a latency objective",
+    };
+    Some(format!(
+        "The forecast's replay of this server (calibrated on the capture) meets the latency objectives only up to {x:.2}× the peak load, where {what} fails, below the {h:.1}× headroom stated here: that headroom assumes latency grows no faster than the load, and the replay's batches say it grows faster. Plan with the smaller figure."
+    ))
 }
 
 /// A pushdown export holds whole windows of its own width: the report's

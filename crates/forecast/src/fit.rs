@@ -450,6 +450,15 @@ pub fn engine_fit(
             all.iter().map(g).fold(0.0, f64::max) * k,
         )
     };
+    let mut assumed = assumed;
+    let (base, per_seq) = (span(|t| t.a, ms), span(|t| t.b, ms));
+    if base.low <= 1e-9 && per_seq.low <= 1e-9 && base.high > 0.0 && per_seq.high > 0.0 {
+        assumed.push(format!(
+            "the windows' batches barely differ, so a step's fixed cost (0–{} ms) and its cost per decoding sequence (0–{} ms) cannot be told apart: predictions at larger batches span both ends, hence their width",
+            fmt(base.high),
+            fmt(per_seq.high)
+        ));
+    }
     EngineFit {
         step_base_ms: span(|t| t.a, ms),
         per_decode_seq_ms: span(|t| t.b, ms),

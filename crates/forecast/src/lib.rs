@@ -108,9 +108,15 @@ fn explain(f: &Forecast) -> String {
         e.load_hits,
         e.windows
     );
+    let pct = |x: Option<f64>| x.map_or("–".to_string(), |v| format!("{v:.0} %"));
+    let errors = format!(
+        " (median errors: TTFT p95 {}, inter-token p95 {}, against a tolerance of ±25 % or an adjacent bucket)",
+        pct(e.ttft_p95_pct),
+        pct(e.itl_p95_pct)
+    );
     match f.status {
         ForecastStatus::Calibrated => format!(
-            "Calibrated: {held}. The load looks {shape}. Each scenario below replays the capture's peak load level through the same engine model with one setting changed; ranges cover what the windows cannot tell apart and the back-test's error."
+            "Calibrated: {held}{errors}. The back-test replays the windows the model was fitted on: it proves the model at the loads the capture ran, and a load or setting beyond them is an extrapolation of the same model. The load looks {shape}. Each scenario below replays the capture's peak load level (its users: the most requests the engine held at one scrape) through the same engine model with one setting changed; ranges cover what the windows cannot tell apart and the back-test's error."
         ),
         ForecastStatus::NotCalibrated => format!(
             "Not calibrated: {held}, so nothing is predicted. Misses: {}.",

@@ -305,7 +305,7 @@ pub fn html(f: &Forecast) -> maud::Markup {
             }
             @if !cal.misses.is_empty() {
                 p { "What missed:" }
-                ul.limits { @for m in &cal.misses { li { (m) } } }
+                ul.limits.misses { @for m in &cal.misses { li { (m) } } }
             }
             @if !f.scenarios.is_empty() {
                 div.scroll { table.forecast {
@@ -315,7 +315,7 @@ pub fn html(f: &Forecast) -> maud::Markup {
                         th { "inter-token p95" }
                         th { "queueing" }
                         th { "throughput" }
-                        th.text { "largest load meeting the latency objectives" }
+                        th.text { "largest load meeting the latency objectives (best fit, widened by the back-test's error)" }
                     } }
                     tbody {
                         @for s in &f.scenarios {
@@ -324,7 +324,7 @@ pub fn html(f: &Forecast) -> maud::Markup {
                                 td.text {
                                     strong { (s.title) }
                                     @if let Some(r) = &s.recommendation { " " a href=(format!("#rec-{}", r.as_str())) { "(recommendation)" } }
-                                    br; span.m { "at " (num(s.load.factor)) "× the peak: " (num(s.load.in_flight)) " " (match s.load.shape { vllm_lens_model::forecast::LoadShape::Closed => "users", vllm_lens_model::forecast::LoadShape::Open => "in flight" }) }
+                                    br; span.m { "at " (num(s.load.factor)) "× the peak: " (num(s.load.in_flight)) " " (match s.load.shape { vllm_lens_model::forecast::LoadShape::Closed => "users (the most requests the engine held at one scrape)", vllm_lens_model::forecast::LoadShape::Open => "in flight" }) }
                                     @if let Some(o) = s.other_shape.as_ref().filter(|o| o.differs) {
                                         br; span.m.shape { (o.explanation) }
                                     }
