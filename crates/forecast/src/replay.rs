@@ -144,8 +144,7 @@ pub fn shared_for(hit: f64, prompt: f64, block: u32) -> u32 {
     (blocks * b) as u32
 }
 
-fn run_for(load: &Load, theta: &Theta) -> Run {
-    let _ = theta;
+fn run_for(load: &Load) -> Run {
     let (measure_s, warm) = match load {
         Load::Open { rate_per_s } if *rate_per_s > 0.0 => {
             ((400.0 / rate_per_s).clamp(30.0, 240.0), 20)
@@ -183,13 +182,7 @@ pub fn replay(setup: &Setup, fit: &Fit, theta: &Theta, w: &WorkloadFit) -> Figur
         roofline: fit.roofline,
     };
     let mut jobs = Sampler::new(w, setup.prompt, setup.generated, setup.shared);
-    let o = sched::simulate(
-        cfg,
-        &cost,
-        &mut jobs,
-        setup.load,
-        run_for(&setup.load, theta),
-    );
+    let o = sched::simulate(cfg, &cost, &mut jobs, setup.load, run_for(&setup.load));
     Figures {
         ttft_p95_ms: o
             .ttft_quantile(0.95)
