@@ -71,10 +71,14 @@ for p in s["slo"]:
         print(f"| {name} | {p['id']} | {n(lo)}–{n(hi)} ms, {p['status']} | {n(v)} ms (bucket {bucket}), {m['status']} | {'hit' if hit else 'miss'} |")
     else:
         ms = r["capacity"]["queueing_starts_at"]
-        ps = s["queueing_starts_at"]
-        close = (ms is None and (ps is None or ps > m.get('value', 0))) or (ms is not None and ps is not None and abs(ms - ps) <= 2)
+        # The earliest and latest start over the parameter sets (None:
+        # one of them never queues).
+        lo, hi = p["low"], p["high"]
+        close = (ms is None and (lo is None or lo > m.get('value', 0))) or (
+            ms is not None and lo is not None and lo - 2 <= ms <= (hi if hi is not None else float("inf")) + 2)
         hit = p["status"] == m["status"] and close
-        print(f"| {name} | {p['id']} | queues from {n(ps)} in flight, {p['status']} | queues from {n(ms)} (peak {n(m.get('value'))} without), {m['status']} | {'hit' if hit else 'miss'} |")
+        span = n(lo) if hi is not None and lo is not None and abs(hi - lo) < 0.5 else f"{n(lo)}–{n(hi) if hi is not None else 'none'}"
+        print(f"| {name} | {p['id']} | queues from {span} in flight, {p['status']} | queues from {n(ms)} (peak {n(m.get('value'))} without), {m['status']} | {'hit' if hit else 'miss'} |")
 t = s["throughput"]["requests_per_min"]
 print(f"| {name} | throughput | {n(t['low'])}–{n(t['high'])} requests/min | {n(r['summary']['workload']['requests_per_min'])} requests/min | {'hit' if t['low']*0.75 <= r['summary']['workload']['requests_per_min'] <= t['high']*1.25 else 'miss'} |")
 PY

@@ -4,7 +4,7 @@
 
 use vllm_lens_core::analysis::model::forecast::{Forecast, ForecastStatus};
 use vllm_lens_core::analysis::model::{Report, SloStatus};
-use vllm_lens_core::analysis::{BundleMeta, Settings, analyse};
+use vllm_lens_core::analysis::{BundleMeta, Settings, SloId, analyse};
 use vllm_lens_core::forecast::{Ask, Setting, predict};
 
 use crate::support::{SAMPLES, root, sample_report};
@@ -480,4 +480,50 @@ fn the_real_servers_pair_is_two_targets_split_evenly() {
         )
         .is_none()
     );
+}
+
+/// The budget pair (256 → 2,048 tokens a step on long prompts). Its before
+/// capture's last window holds the load's end: the engine stepped for a
+/// quarter of it, and read as if it had stepped throughout, it claimed a
+/// quarter of the prompt tokens a step at the same step time, which pinned
+/// the cost per prompt token near zero and made the larger budget look
+/// free. The window is now left out (the engine idled in it) and the
+/// tokens a step come from `vllm:iteration_tokens_total`: the after's
+/// throughput lies in the predicted range, and the inter-token range,
+/// whose cost per prompt token the before cannot pin down, says it cannot
+/// tell rather than pass or fail.
+#[test]
+fn the_budget_pair_covers_the_after_throughput_and_its_windows_idle_share() {
+    let s = Settings {
+        window_ms: 30_000,
+        ..Settings::default()
+    };
+    let b = pair_report("pair-budget-before", &s);
+    assert_eq!(b.forecast.status, ForecastStatus::Calibrated);
+    let m = b.forecast.model.as_ref().expect("a model");
+    assert!(
+        m.per_1k_prefill_tokens_ms.high >= 15.0,
+        "cost per 1,000 prompt tokens {:?}",
+        m.per_1k_prefill_tokens_ms
+    );
+    let ask = Ask {
+        changes: vec![Setting::MaxNumBatchedTokens(2048)],
+        load: None,
+    };
+    let (scenario, _) = predict(&b, &ask).expect("a prediction");
+    let a = pair_report("pair-budget-after", &s);
+    let measured = a.summary.workload.requests_per_min.expect("throughput");
+    let t = scenario.throughput.requests_per_min;
+    assert!(
+        measured >= 0.75 * t.low && measured <= 1.25 * t.high,
+        "{measured} requests/min against {t:?}"
+    );
+    let itl = scenario.slo.iter().find(|p| p.id == SloId::ItlP95).unwrap();
+    assert_eq!(itl.status, SloStatus::CannotTell, "{itl:?}");
+    let q = scenario
+        .slo
+        .iter()
+        .find(|p| p.id == SloId::QueueAtConcurrency)
+        .unwrap();
+    assert!(q.low.is_some() && q.low <= q.high.or(q.low), "{q:?}");
 }

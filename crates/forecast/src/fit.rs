@@ -80,8 +80,8 @@ type Eq = ([f64; 3], f64);
 fn equations(wins: &[Win], budget: f64, lag: f64) -> Vec<Eq> {
     let mut eqs = Vec::new();
     for w in wins {
-        let batch = w.decode_per_s * w.itl_s;
-        let prefill_tokens = w.prefill_per_s * w.itl_s;
+        let batch = w.batch();
+        let prefill_tokens = w.prefill_tokens();
         let y = w.itl_s;
         eqs.push(([1.0 / y, batch / y, prefill_tokens / y], 1.0));
         if let Some(p) = w.prefill_s.filter(|p| *p > 0.0) {
@@ -106,8 +106,8 @@ fn roof_equations(wins: &[Win], budget: f64, lag: f64, c: f64, floor: f64) -> Ve
     let over = |tokens: f64| (c * tokens).max(floor);
     let mut eqs = Vec::new();
     for w in wins {
-        let batch = w.decode_per_s * w.itl_s;
-        let p_bar = w.prefill_per_s * w.itl_s;
+        let batch = w.batch();
+        let p_bar = w.prefill_tokens();
         let computed = (w.prompt * (1.0 - w.hit)).max(1.0);
         let chunk = computed.min(budget).max(1.0);
         let phi = (p_bar / chunk).min(1.0);
@@ -144,7 +144,7 @@ fn roof_fit(wins: &[Win], budget: f64, floor: f64) -> Option<Roof> {
         .iter()
         .map(|w| {
             let chunk = (w.prompt * (1.0 - w.hit)).clamp(1.0, budget.max(1.0));
-            w.itl_s / (w.decode_per_s * w.itl_s + chunk).max(1.0)
+            w.itl_s / (w.batch() + chunk).max(1.0)
         })
         .fold(0.0, f64::max)
         * 2.0;
@@ -206,7 +206,7 @@ fn roof_extremes(r: &Roof, wins: &[Win], budget: f64, floor: f64) -> Vec<Theta> 
         .map_or(r.best, |g| g.0);
     let b_top = wins
         .iter()
-        .map(|w| 1.0 / (w.decode_per_s).max(1e-9))
+        .map(|w| w.busy / (w.decode_per_s).max(1e-9))
         .fold(f64::INFINITY, f64::min)
         .min(1.0);
     let (mut lo_b, mut hi_b) = (r.best, r.best);
@@ -329,7 +329,7 @@ pub fn fit(wins: &[Win], s: &EngineSettings, floor_ms: Option<f64>) -> Option<Fi
     let allowed = best_rss + NOISE * NOISE * eqs.len() as f64;
     let top = |f: fn(&Win) -> f64| {
         wins.iter()
-            .map(|w| 1.0 / f(w).max(1e-9))
+            .map(|w| w.busy / f(w).max(1e-9))
             .fold(f64::INFINITY, f64::min)
             .min(1.0)
     };

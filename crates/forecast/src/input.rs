@@ -124,6 +124,12 @@ pub struct Win {
     pub prefill_per_s: f64,
     /// Mean inter-token latency, s.
     pub itl_s: f64,
+    /// Share of the window the engine was stepping (0.2–1): the tokens
+    /// the window's rates put in a mean step, against the tokens per
+    /// step it counted (`vllm:iteration_tokens_total`); 1 when that is
+    /// missing. Under 1 where the engine idled: between a light load's
+    /// requests, or after the load stopped inside the window.
+    pub busy: f64,
     /// Mean prefill time, s.
     pub prefill_s: Option<f64>,
     /// Mean queue time, s.
@@ -159,6 +165,20 @@ impl Win {
             return 0.0;
         }
         (self.users / self.per_s - self.in_flight / self.per_s).max(0.0)
+    }
+
+    /// Decoding sequences in a mean step: Little's law over the steps
+    /// (decode tokens per second of stepping × the mean step), never more
+    /// than the requests the engine held (tokens of requests that never
+    /// finished, aborted or failed, count in the rates but not in it).
+    pub fn batch(&self) -> f64 {
+        let b = self.decode_per_s * self.itl_s;
+        (b / self.busy).min(b.max(self.users))
+    }
+
+    /// Prompt tokens computed in a mean step.
+    pub fn prefill_tokens(&self) -> f64 {
+        self.prefill_per_s * self.itl_s / self.busy
     }
 }
 
@@ -213,6 +233,14 @@ pub fn windows(r: &Report) -> Vec<Win> {
         let with = |v: Option<f64>, b: Option<Bounds>| v.zip(b);
         let in_flight = per_s * e2e / 1000.0;
         let peak_gauges = e.running.zip(e.waiting).map(|(r, w)| (r + w) / reps);
+        // vLLM counts a prompt's tokens once, cached or not, in the
+        // iteration that gives its first token.
+        let busy = e
+            .tokens_per_iteration
+            .filter(|t| *t > 0.0)
+            .map_or(1.0, |t| {
+                ((prompt_per_s + gen_per_s) * itl / 1000.0 / t).clamp(0.2, 1.0)
+            });
         out.push(Win {
             start_ms: key.window_start_ms,
             end_ms: key.window_end_ms,
@@ -231,6 +259,7 @@ pub fn windows(r: &Report) -> Vec<Win> {
             decode_per_s: (gen_per_s - per_s).max(0.0),
             prefill_per_s: prompt_per_s * (1.0 - hit),
             itl_s: itl / 1000.0,
+            busy,
             prefill_s: l.prefill_ms.map(|x| x / 1000.0),
             queue_s: l.queue_ms.map(|x| x / 1000.0),
             ttft_s: l.ttft_ms.map(|x| x / 1000.0),
@@ -248,9 +277,11 @@ pub fn windows(r: &Report) -> Vec<Win> {
     drop_partial(r, out)
 }
 
-/// A steady phase's window whose rate is under 60 % of the phase's median
-/// saw the load start or stop inside it: its means mix a load and none,
-/// which no replay of one load reproduces.
+/// A steady phase's window whose rate is under 60 % of the phase's median,
+/// or whose engine stepped for under 80 % of the share of time it did in
+/// the phase's median window ([`Win::busy`]), saw the load start or stop
+/// inside it: its means mix a load and none, which no replay of one load
+/// reproduces.
 fn drop_partial(r: &Report, wins: Vec<Win>) -> Vec<Win> {
     let steady: Vec<(i64, i64)> = r
         .phases
@@ -258,23 +289,31 @@ fn drop_partial(r: &Report, wins: Vec<Win>) -> Vec<Win> {
         .filter(|p| p.kind == PhaseKind::Steady)
         .map(|p| (p.start_ms, p.end_ms))
         .collect();
-    let median_of = |a: i64, b: i64| {
+    let median_of = |a: i64, b: i64, f: fn(&Win) -> f64| {
         let mut xs: Vec<f64> = wins
             .iter()
             .filter(|w| w.start_ms >= a && w.start_ms < b)
-            .map(|w| w.per_s)
+            .map(f)
             .collect();
         xs.sort_by(f64::total_cmp);
         (xs.len() >= 3).then(|| xs[xs.len() / 2])
     };
-    let medians: Vec<(i64, i64, Option<f64>)> = steady
+    // Per steady phase: its span and its median rate and busy share.
+    type Medians = (i64, i64, Option<(f64, f64)>);
+    let medians: Vec<Medians> = steady
         .iter()
-        .map(|&(a, b)| (a, b, median_of(a, b)))
+        .map(|&(a, b)| {
+            let rate = median_of(a, b, |w| w.per_s);
+            let busy = median_of(a, b, |w| w.busy);
+            (a, b, rate.zip(busy))
+        })
         .collect();
     wins.iter()
         .filter(|w| {
             !medians.iter().any(|&(a, b, m)| {
-                w.start_ms >= a && w.start_ms < b && m.is_some_and(|m| w.per_s < 0.6 * m)
+                w.start_ms >= a
+                    && w.start_ms < b
+                    && m.is_some_and(|(rate, busy)| w.per_s < 0.6 * rate || w.busy < 0.8 * busy)
             })
         })
         .cloned()

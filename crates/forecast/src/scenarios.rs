@@ -12,7 +12,7 @@ use vllm_lens_model::levers::{Direction, Knob};
 use vllm_lens_model::report::SloStatus;
 use vllm_lens_model::text::num;
 
-use crate::fit::{Fit, from_model};
+use crate::fit::{Fit, Theta, from_model};
 use crate::input::{Ask, Setting, Win, windows};
 use crate::replay::{self, Figures, Setup};
 
@@ -106,15 +106,41 @@ fn shared_tokens(m: &EngineFit, p: &Win, s: &EngineSettings) -> Option<u32> {
 const WAITING_SHARE: f64 = 0.1;
 
 /// The in-flight count per replica from which requests wait, closed loop
-/// at the peak's workload (`None`: none wait up to twice the cap).
+/// at the peak's workload, with the best fit (`None`: none wait up to
+/// twice the cap).
 pub fn queueing_start(m: &EngineFit, fit: &Fit, p: &Win, s: &EngineSettings) -> Option<f64> {
+    queueing_start_with(m, fit, &fit.central, p, s)
+}
+
+/// [`queueing_start`] with each parameter set the windows allow: the
+/// earliest and the latest start (`None` in `high`: one of them never
+/// queues up to twice the cap).
+pub fn queueing_starts(m: &EngineFit, fit: &Fit, p: &Win, s: &EngineSettings) -> Vec<Option<f64>> {
+    let mut seen: Vec<(Theta, Option<f64>)> = Vec::new();
+    for t in fit.thetas() {
+        if let Some(&(_, q)) = seen.iter().find(|(u, _)| *u == t) {
+            seen.push((t, q));
+            continue;
+        }
+        seen.push((t, queueing_start_with(m, fit, &t, p, s)));
+    }
+    seen.into_iter().map(|(_, q)| q).collect()
+}
+
+fn queueing_start_with(
+    m: &EngineFit,
+    fit: &Fit,
+    theta: &Theta,
+    p: &Win,
+    s: &EngineSettings,
+) -> Option<f64> {
     let shared = shared_tokens(m, p, s).unwrap_or(0);
     let waits = |n: u32| {
         let load = Load::Closed {
             users: n,
             think_s: 0.0,
         };
-        replay::replay(&setup(p, s, shared, load), fit, &fit.central, &m.workload).waiting_share
+        replay::replay(&setup(p, s, shared, load), fit, theta, &m.workload).waiting_share
             > WAITING_SHARE
     };
     let top = (s.max_num_seqs.saturating_mul(2) + 8).min(4096);
@@ -246,7 +272,8 @@ fn scenario(
     let load = su.load;
     let p = predict_at(&mm, &c.fit, &su, c.widen);
     let slo_t = &c.report.settings.slo;
-    let start = queueing_start(&mm, &c.fit, &c.peak, &s);
+    let starts = queueing_starts(&mm, &c.fit, &c.peak, &s);
+    let start = starts.first().copied().flatten();
     let reps = f64::from(s.replicas.max(1));
     let in_flight = Range {
         low: p
@@ -263,10 +290,28 @@ fn scenario(
         Load::Closed { users, .. } => f64::from(users),
         Load::Open { .. } => in_flight.high,
     };
-    let queue_status = match start {
-        Some(q) if q <= n && users >= q => SloStatus::Fail,
-        _ if users >= n => SloStatus::Pass,
-        _ => SloStatus::NotExercised,
+    // Queued at the objective's load under a parameter set: its start
+    // within the objective and the load reaching it. Within the
+    // back-test's tolerance of the objective (2 requests) the replay
+    // cannot tell either.
+    let queues = |q: &Option<f64>| q.is_some_and(|q| q <= n && users >= q);
+    let near = |q: &Option<f64>| {
+        q.is_some_and(|q| (q - n).abs() <= crate::backtest::QUEUE_START_TOLERANCE && users >= n)
+    };
+    let queue_status = if starts.iter().all(queues) && !starts.iter().any(near) {
+        SloStatus::Fail
+    } else if starts.iter().any(queues) || starts.iter().any(near) {
+        SloStatus::CannotTell
+    } else if users >= n {
+        SloStatus::Pass
+    } else {
+        SloStatus::NotExercised
+    };
+    let start_low = starts.iter().flatten().copied().reduce(f64::min);
+    let start_high = if starts.iter().any(Option::is_none) {
+        None
+    } else {
+        starts.iter().flatten().copied().reduce(f64::max)
     };
     let per_min = |f: &Figures| f.per_s * 60.0 * reps;
     let throughput = ForecastThroughput {
@@ -294,8 +339,8 @@ fn scenario(
         PredictedSlo {
             id: SloId::QueueAtConcurrency,
             status: queue_status,
-            low: start,
-            high: start,
+            low: start_low,
+            high: start_high,
             unit: "requests".into(),
             objective: n,
         },
@@ -448,10 +493,27 @@ pub fn summary_for(s: &ForecastScenario) -> String {
             _ => {}
         }
     }
-    parts.push(match s.queueing_starts_at {
-        Some(q) if q <= 1.0 => "requests wait at any load".to_string(),
-        Some(q) => format!("no queueing up to {} in flight per replica", num(q - 1.0)),
-        None => "no queueing up to twice --max-num-seqs".to_string(),
+    // The earliest start the parameter sets give, and the latest.
+    let (early, late) = s
+        .slo
+        .iter()
+        .find(|p| p.id == SloId::QueueAtConcurrency)
+        .map_or((s.queueing_starts_at, s.queueing_starts_at), |p| {
+            (p.low, p.high)
+        });
+    parts.push(match (early, late) {
+        (Some(q), _) if q <= 1.0 => "requests wait at any load".to_string(),
+        (Some(q), Some(h)) if h - q >= 0.5 => format!(
+            "no queueing up to {}–{} in flight per replica",
+            num(q - 1.0),
+            num(h - 1.0)
+        ),
+        (Some(q), Some(_)) => format!("no queueing up to {} in flight per replica", num(q - 1.0)),
+        (Some(q), None) => format!(
+            "no queueing up to {} in flight per replica (or up to twice --max-num-seqs)",
+            num(q - 1.0)
+        ),
+        (None, _) => "no queueing up to twice --max-num-seqs".to_string(),
     });
     parts.push(format!(
         "{} requests/min",

@@ -29,9 +29,16 @@ fn slo_name(id: vllm_lens_model::ids::SloId) -> &'static str {
 
 fn figure(p: &vllm_lens_model::forecast::PredictedSlo) -> String {
     match (p.low, p.high) {
-        (Some(l), Some(h)) if p.unit == "requests" => {
+        (Some(l), Some(h)) if p.unit == "requests" && (h - l).abs() < 0.5 => {
             format!("queues from {} in flight", num(l.min(h)))
         }
+        (Some(l), Some(h)) if p.unit == "requests" => {
+            format!("queues from {}–{} in flight", num(l.min(h)), num(l.max(h)))
+        }
+        (Some(l), None) if p.unit == "requests" => format!(
+            "queues from {} in flight, or not up to twice --max-num-seqs",
+            num(l)
+        ),
         (Some(l), Some(h)) => format!("{}–{} {}", num(l), num(h), p.unit),
         _ if p.unit == "requests" => "no queueing up to twice --max-num-seqs".into(),
         _ => "not modelled".into(),
