@@ -252,3 +252,40 @@ fn disconnects_on_a_real_capture_are_a_lower_bound() {
     assert!(title.contains("lower bound"), "{title}");
     assert!(timeouts >= n, "client {timeouts} < estimate {n}");
 }
+
+/// The first figure after `marker` in `text`.
+fn figure_after(text: &str, marker: &str) -> Option<f64> {
+    let rest = &text[text.find(marker)? + marker.len()..];
+    let n: String = rest
+        .chars()
+        .skip_while(|c| !c.is_ascii_digit())
+        .take_while(|c| c.is_ascii_digit() || *c == '.' || *c == ',')
+        .filter(|c| *c != ',')
+        .collect();
+    n.trim_end_matches('.').parse().ok()
+}
+
+/// The verdict's "set the autoscaling trigger" follow-up names the same
+/// in-flight target as the KEDA trigger the report ships (what the capture
+/// measured), not the headroom's extrapolation beyond the peak.
+#[test]
+fn the_trigger_follow_up_and_the_keda_trigger_agree() {
+    let mut both = 0;
+    for name in SAMPLES {
+        let r = sample_report(name, &Settings::default());
+        let follow = r
+            .verdict
+            .follow_ups
+            .iter()
+            .find(|f| f.id == FollowUpId::SetAutoscalingTrigger);
+        let keda = r.alerts.iter().find(|a| a.kind == "keda");
+        let (Some(f), Some(k)) = (follow, keda) else {
+            continue;
+        };
+        both += 1;
+        let said = figure_after(&f.evidence, "a trigger at ~").expect("the follow-up's target");
+        let kept = figure_after(&k.text, "Keeps about").expect("the KEDA target");
+        assert_eq!(said, kept, "{name}: {} against {}", f.evidence, k.text);
+    }
+    assert!(both >= 1, "no sample has both");
+}

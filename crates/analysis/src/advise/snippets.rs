@@ -16,7 +16,7 @@
 
 use vllm_lens_catalog::Signal;
 
-use crate::judge::ctx::Ctx;
+use crate::judge::ctx::{Ctx, in_flight_target};
 use crate::measure::promql::{Checker, Expr, STABILISATION_MS, Selector, fmt, quoted};
 use crate::model::Snippet;
 use crate::text::{num, prom_duration};
@@ -135,69 +135,9 @@ pub(crate) fn kv_alert(ctx: &Ctx<'_>, c: &Checker<'_>, model: Option<&str>) -> O
     ))
 }
 
-/// What the in-flight trigger keeps per replica, and why.
-pub(crate) struct InFlightTarget {
-    pub per_replica: f64,
-    pub why: String,
-}
-
-/// The in-flight target from what the capture measured: the most requests
-/// a replica admitted without waiting (its admission cap, or one below
-/// where queueing started). Where that lies near or below the queue
-/// objective, the target is 80 % of it, so the HPA (which acts 10 % above
-/// its target) adds a replica before requests wait; where nothing queued,
-/// the most a replica held (at least the objective's load).
-pub(crate) fn in_flight_target(ctx: &Ctx<'_>) -> InFlightTarget {
-    let n = ctx.settings.slo.queue_concurrency;
-    let q = ctx.queue;
-    let (cap, start) = (q.admission_cap(), q.queueing_starts_at());
-    let knee = match (cap, start) {
-        (Some(c), Some(s)) => Some(c.min(s - 1.0)),
-        (c, s) => c.or(s.map(|s| s - 1.0)),
-    }
-    .filter(|k| *k >= 1.0);
-    match knee {
-        Some(k) if k < 1.25 * n => {
-            let t = (0.8 * k).floor().max(1.0);
-            InFlightTarget {
-                per_replica: t,
-                why: format!(
-                    "80 % of the {} requests a replica admitted without waiting{}: the autoscaler acts 10 % above its target, before requests queue",
-                    num(k),
-                    start.map_or(String::new(), |s| format!(
-                        " (queueing from {} in flight)",
-                        num(s)
-                    ))
-                ),
-            }
-        }
-        Some(k) => InFlightTarget {
-            per_replica: n,
-            why: format!(
-                "the load the queue objective names; a replica admitted up to {} without waiting",
-                num(k)
-            ),
-        },
-        None => match q.peak_without_queueing().filter(|p| *p > n) {
-            // Nothing queued: the capture did not find where queueing
-            // starts, only that this many were admitted at once.
-            Some(p) => InFlightTarget {
-                per_replica: p,
-                why: format!(
-                    "the most a replica held without anything waiting; the capture never found where queueing starts, so above the {} the queue objective names",
-                    num(n)
-                ),
-            },
-            None => InFlightTarget {
-                per_replica: n,
-                why: "the load the queue objective names".into(),
-            },
-        },
-    }
-}
-
 /// The in-flight trigger: the target per replica from
-/// [`in_flight_target`].
+/// [`in_flight_target`] (in `judge::ctx`: the verdict's follow-up
+/// names the same target).
 pub(crate) fn in_flight_trigger(
     ctx: &Ctx<'_>,
     c: &Checker<'_>,

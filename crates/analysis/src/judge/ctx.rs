@@ -14,7 +14,7 @@ use crate::judge::words;
 use crate::measure::queue::QueueReport;
 use crate::measure::scopes::FleetWindow;
 use crate::model::{Evidence, Finding, Phase, PhaseKind, Severity, SloResult, SloStatus, Summary};
-use crate::text::{fill, round};
+use crate::text::{fill, num, round};
 
 /// What the analyses read.
 pub(crate) struct Ctx<'a> {
@@ -241,4 +241,65 @@ pub(crate) fn missing(id: FindingId, what: &str, signals: &[Signal]) -> Finding 
         Vec::new(),
         &[("names", names.join(", "))],
     )
+}
+
+/// What the in-flight trigger keeps per replica, and why.
+pub(crate) struct InFlightTarget {
+    pub per_replica: f64,
+    pub why: String,
+}
+
+/// The in-flight target from what the capture measured: the most requests
+/// a replica admitted without waiting (its admission cap, or one below
+/// where queueing started). Where that lies near or below the queue
+/// objective, the target is 80 % of it, so the HPA (which acts 10 % above
+/// its target) adds a replica before requests wait; where nothing queued,
+/// the most a replica held (at least the objective's load).
+pub(crate) fn in_flight_target(ctx: &Ctx<'_>) -> InFlightTarget {
+    let n = ctx.settings.slo.queue_concurrency;
+    let q = ctx.queue;
+    let (cap, start) = (q.admission_cap(), q.queueing_starts_at());
+    let knee = match (cap, start) {
+        (Some(c), Some(s)) => Some(c.min(s - 1.0)),
+        (c, s) => c.or(s.map(|s| s - 1.0)),
+    }
+    .filter(|k| *k >= 1.0);
+    match knee {
+        Some(k) if k < 1.25 * n => {
+            let t = (0.8 * k).floor().max(1.0);
+            InFlightTarget {
+                per_replica: t,
+                why: format!(
+                    "80 % of the {} requests a replica admitted without waiting{}: the autoscaler acts 10 % above its target, before requests queue",
+                    num(k),
+                    start.map_or(String::new(), |s| format!(
+                        " (queueing from {} in flight)",
+                        num(s)
+                    ))
+                ),
+            }
+        }
+        Some(k) => InFlightTarget {
+            per_replica: n,
+            why: format!(
+                "the load the queue objective names; a replica admitted up to {} without waiting",
+                num(k)
+            ),
+        },
+        None => match q.peak_without_queueing().filter(|p| *p > n) {
+            // Nothing queued: the capture did not find where queueing
+            // starts, only that this many were admitted at once.
+            Some(p) => InFlightTarget {
+                per_replica: p,
+                why: format!(
+                    "the most a replica held without anything waiting; the capture never found where queueing starts, so above the {} the queue objective names",
+                    num(n)
+                ),
+            },
+            None => InFlightTarget {
+                per_replica: n,
+                why: "the load the queue objective names".into(),
+            },
+        },
+    }
 }

@@ -275,16 +275,20 @@ pub(crate) fn follow_ups(ctx: &Ctx<'_>, recs: &[Recommendation]) -> Vec<FollowUp
         && prov.status != ProvisioningStatus::CannotTell
     {
         let per_replica = peak / ctx.replicas.max(1) as f64;
-        let target = (per_replica * x * 0.8).round().max(1.0);
+        // The same target as the in-flight trigger the recommendations
+        // carry: what the capture measured, not the headroom's
+        // extrapolation (which lies beyond any load it saw).
+        let target = crate::judge::ctx::in_flight_target(ctx);
         push(
             FollowUpId::SetAutoscalingTrigger,
             "Set the autoscaling trigger now",
             format!(
-                "today's peak is ~{} requests in flight per replica and every objective holds up to ~{:.1}× that ({}): a trigger at ~{} in flight per replica (vllm:num_requests_running + vllm:num_requests_waiting) adds a replica before the objectives fail, and is set while nothing is on fire.",
+                "today's peak is ~{} requests in flight per replica and every objective holds up to ~{:.1}× that ({}, extrapolated beyond the peak): a trigger at ~{} in flight per replica (vllm:num_requests_running + vllm:num_requests_waiting; {}) adds a replica before the objectives fail, and is set while nothing is on fire.",
                 num(per_replica.round()),
                 x,
                 prov.limiting.as_deref().unwrap_or("?"),
-                num(target)
+                num(target.per_replica),
+                target.why
             ),
         );
     }

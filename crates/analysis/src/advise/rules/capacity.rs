@@ -445,7 +445,7 @@ fn autoscale(i: &In<'_>) -> Option<Fired> {
     }
     let n = ctx.settings.slo.queue_concurrency;
     let queue_holds = ctx.slo(SloId::QueueAtConcurrency) == Some(SloStatus::Pass);
-    let target = snippets::in_flight_target(ctx);
+    let target = crate::judge::ctx::in_flight_target(ctx);
     let pressure = match queued {
         Some(start) if queue_holds => {
             crate::text::fill(PRESSURE_QUEUED, &[("start", num(start)), ("n", num(n))])
