@@ -109,7 +109,7 @@ const WAITING_SHARE: f64 = 0.1;
 /// at the peak's workload, with the best fit (`None`: none wait up to
 /// twice the cap).
 pub fn queueing_start(m: &EngineFit, fit: &Fit, p: &Win, s: &EngineSettings) -> Option<f64> {
-    queueing_start_with(m, fit, &fit.central, p, s)
+    queueing_start_with(m, fit, &fit.central, p, s, None)
 }
 
 /// [`queueing_start`] with each parameter set the windows allow: the
@@ -122,7 +122,14 @@ pub fn queueing_starts(m: &EngineFit, fit: &Fit, p: &Win, s: &EngineSettings) ->
             seen.push((t, q));
             continue;
         }
-        seen.push((t, queueing_start_with(m, fit, &t, p, s)));
+        // The best fit's start (the first) is where the others begin:
+        // with no start, the best fit queued nowhere up to the top.
+        let hint = seen.first().and_then(|(_, q)| *q);
+        let q = match seen.first() {
+            Some((_, None)) => queueing_start_with(m, fit, &t, p, s, None),
+            _ => queueing_start_with(m, fit, &t, p, s, hint),
+        };
+        seen.push((t, q));
     }
     seen.into_iter().map(|(_, q)| q).collect()
 }
@@ -133,6 +140,7 @@ fn queueing_start_with(
     theta: &Theta,
     p: &Win,
     s: &EngineSettings,
+    hint: Option<f64>,
 ) -> Option<f64> {
     let shared = shared_tokens(m, p, s).unwrap_or(0);
     let waits = |n: u32| {
@@ -144,13 +152,51 @@ fn queueing_start_with(
             > WAITING_SHARE
     };
     let top = (s.max_num_seqs.saturating_mul(2) + 8).min(4096);
-    if !waits(top) {
-        return None;
-    }
-    let (mut lo, mut hi) = (1u32, top);
-    if waits(lo) {
-        return Some(1.0);
-    }
+    // A bracket: `lo` does not wait, `hi` does. From a hint (another
+    // parameter set's start) by galloping away from it, which takes a few
+    // replays where the sets agree; otherwise the whole range.
+    let (mut lo, mut hi) = match hint {
+        Some(h) => {
+            let h = (h as u32).clamp(1, top);
+            let mut step = 1;
+            if waits(h) {
+                let mut hi = h;
+                loop {
+                    if hi == 1 {
+                        return Some(1.0);
+                    }
+                    let c = hi.saturating_sub(step).max(1);
+                    if !waits(c) {
+                        break (c, hi);
+                    }
+                    hi = c;
+                    step *= 2;
+                }
+            } else {
+                let mut lo = h;
+                loop {
+                    if lo >= top {
+                        return None;
+                    }
+                    let c = lo.saturating_add(step).min(top);
+                    if waits(c) {
+                        break (lo, c);
+                    }
+                    lo = c;
+                    step *= 2;
+                }
+            }
+        }
+        None => {
+            if !waits(top) {
+                return None;
+            }
+            if waits(1) {
+                return Some(1.0);
+            }
+            (1u32, top)
+        }
+    };
     while hi - lo > 1 {
         let mid = (lo + hi) / 2;
         if waits(mid) {
