@@ -122,14 +122,10 @@ pub fn queueing_starts(m: &EngineFit, fit: &Fit, p: &Win, s: &EngineSettings) ->
             seen.push((t, q));
             continue;
         }
-        // The best fit's start (the first) is where the others begin:
-        // with no start, the best fit queued nowhere up to the top.
+        // The best fit's start (the first) is where the others begin
+        // (none: the whole range).
         let hint = seen.first().and_then(|(_, q)| *q);
-        let q = match seen.first() {
-            Some((_, None)) => queueing_start_with(m, fit, &t, p, s, None),
-            _ => queueing_start_with(m, fit, &t, p, s, hint),
-        };
-        seen.push((t, q));
+        seen.push((t, queueing_start_with(m, fit, &t, p, s, hint)));
     }
     seen.into_iter().map(|(_, q)| q).collect()
 }
