@@ -493,7 +493,7 @@ fn the_real_servers_pair_is_two_targets_split_evenly() {
 /// whose cost per prompt token the before cannot pin down, says it cannot
 /// tell rather than pass or fail.
 #[test]
-fn the_budget_pair_covers_the_after_throughput_and_its_windows_idle_share() {
+fn the_budget_pair_covers_the_after_throughput_queueing_and_its_windows_idle_share() {
     let s = Settings {
         window_ms: 30_000,
         ..Settings::default()
@@ -526,4 +526,15 @@ fn the_budget_pair_covers_the_after_throughput_and_its_windows_idle_share() {
         .find(|p| p.id == SloId::QueueAtConcurrency)
         .unwrap();
     assert!(q.low.is_some() && q.low <= q.high.or(q.low), "{q:?}");
+    // The after's scorecard saw queueing from 12 in flight (three
+    // sightings, the fewest that count): the replay, read at the same
+    // scrapes by the same rule, covers that start and, since its parameter
+    // sets disagree, cannot tell rather than pass.
+    let start = a.capacity.queueing_starts_at.expect("the after queued");
+    let tol = vllm_lens_core::forecast::backtest::QUEUE_START_TOLERANCE;
+    assert!(
+        q.low.is_some_and(|l| l - tol <= start) && q.high.is_none_or(|h| start <= h + tol),
+        "measured {start} against {q:?}"
+    );
+    assert_eq!(q.status, SloStatus::CannotTell, "{q:?}");
 }

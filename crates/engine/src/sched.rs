@@ -148,6 +148,9 @@ pub struct Run {
     pub seed: u64,
     /// Stop measuring after this many finished requests (a bound on work).
     pub max_finished: usize,
+    /// Read the running and waiting counts every this many seconds of the
+    /// measurement, as a scraper reads vLLM's gauges (0: no scrapes).
+    pub scrape_s: f64,
 }
 
 /// One finished request (arrived after the warm-up, finished in the
@@ -210,6 +213,10 @@ pub struct Outcome {
     pub dropped: u64,
     /// The KV pool's peak usage, 0–1.
     pub kv_peak: f64,
+    /// Running and waiting requests at each scrape of the measurement
+    /// ([`Run::scrape_s`] apart; the state the last step left, as vLLM's
+    /// gauges show it).
+    pub scrapes: Vec<(u32, u32)>,
 }
 
 /// The `q` quantile (0–1) of `xs` by the nearest rank, or `None` when
@@ -356,6 +363,8 @@ struct Engine<'a> {
     end_s: f64,
     /// Requests finished since the start.
     finished_total: usize,
+    /// The next scrape, s from the start (infinite: none).
+    next_scrape_s: f64,
 }
 
 impl Engine<'_> {
@@ -377,12 +386,20 @@ impl Engine<'_> {
             if warm || self.now >= r.warmup_s + 4.0 * r.measure_s {
                 self.start_s = self.now;
                 self.end_s = self.now + r.measure_s;
+                self.first_scrape();
             }
         } else if self.now >= self.end_s
             && (self.out.completed as usize) < r.min_finished
             && self.end_s < self.start_s + 6.0 * r.measure_s
         {
             self.end_s = (self.end_s + r.measure_s / 2.0).min(self.start_s + 6.0 * r.measure_s);
+        }
+    }
+
+    /// The measurement's first scrape: at its start.
+    fn first_scrape(&mut self) {
+        if self.run.scrape_s > 0.0 && self.run.scrape_s.is_finite() {
+            self.next_scrape_s = self.start_s;
         }
     }
 
@@ -639,6 +656,14 @@ impl Engine<'_> {
         if hi <= lo {
             return;
         }
+        while self.next_scrape_s < hi {
+            if self.next_scrape_s >= lo {
+                self.out
+                    .scrapes
+                    .push((self.running.len() as u32, self.waiting.len() as u32));
+            }
+            self.next_scrape_s += self.run.scrape_s;
+        }
         let w = hi - lo;
         self.out.measured_s += w;
         self.out.mean_running += w * self.running.len() as f64;
@@ -746,7 +771,7 @@ pub fn simulate(
             .map(|u| (rng_arrivals.uniform(0.0, think_s.max(0.0) + 0.05), Some(u)))
             .collect(),
     };
-    let engine = Engine {
+    let mut engine = Engine {
         cfg,
         cost,
         jobs,
@@ -774,7 +799,11 @@ pub fn simulate(
         run,
         out: Outcome::default(),
         load,
+        next_scrape_s: f64::INFINITY,
     };
+    if engine.start_s.is_finite() {
+        engine.first_scrape();
+    }
     engine.run()
 }
 
@@ -815,6 +844,7 @@ mod tests {
             min_finished: 0,
             seed: 1,
             max_finished: 1_000_000,
+            scrape_s: 0.0,
         }
     }
 
@@ -1040,6 +1070,7 @@ mod tests {
             min_finished: 40,
             seed: 3,
             max_finished: 100_000,
+            scrape_s: 0.0,
         };
         // 400 tokens at 50 ms: 20 s per request, as long as the measure.
         let o = simulate(
@@ -1059,5 +1090,43 @@ mod tests {
         let rate = o.per_s();
         assert!((rate * 20.05 - 8.0).abs() < 0.5, "{rate}/s");
         assert!(!o.ttft_s.is_empty());
+    }
+
+    /// A scrape every `scrape_s` of the measurement, reading what the
+    /// last step left: a closed loop of 4 users on a cap of 2 shows 2
+    /// running and 2 waiting at every scrape.
+    #[test]
+    fn scrapes_read_running_and_waiting_every_interval() {
+        let r = Run {
+            scrape_s: 5.0,
+            ..run()
+        };
+        let o = simulate(
+            cfg(2, 2048),
+            &COST,
+            &mut job(100, 50),
+            Load::Closed {
+                users: 4,
+                think_s: 0.0,
+            },
+            r,
+        );
+        assert_eq!(o.scrapes.len(), 24, "{}", o.scrapes.len());
+        assert!(
+            o.scrapes.iter().all(|&(run, wait)| run == 2 && wait == 2),
+            "{:?}",
+            o.scrapes
+        );
+        let none = simulate(
+            cfg(2, 2048),
+            &COST,
+            &mut job(100, 50),
+            Load::Closed {
+                users: 4,
+                think_s: 0.0,
+            },
+            run(),
+        );
+        assert!(none.scrapes.is_empty());
     }
 }

@@ -151,8 +151,15 @@ pub fn backtest(input: &Input<'_>, wins: &[Win], fit: &Fit, m: &EngineFit) -> Ca
     let peak = wins
         .iter()
         .max_by(|a, b| a.in_flight.total_cmp(&b.in_flight));
-    let predicted_start =
-        peak.and_then(|w| crate::scenarios::queueing_start(m, fit, w, &m.settings));
+    let scraped = crate::scenarios::scraped(input.report, wins);
+    let predicted_start = peak.and_then(|w| {
+        let setup = window_setup(m, w);
+        let at = scraped.map(|scraped| crate::scenarios::ReadAt {
+            setup: &setup,
+            scraped,
+        });
+        crate::scenarios::queueing_start(m, fit, w, &m.settings, at).at
+    });
     let error = CalibrationError {
         windows: rows.len(),
         ttft_hits,

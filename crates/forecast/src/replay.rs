@@ -3,6 +3,7 @@
 use vllm_lens_engine::rng::Rng;
 use vllm_lens_engine::sched::{self, Config, Job, Jobs, LinearCost, Load, Run};
 use vllm_lens_model::forecast::{EngineSettings, WorkloadFit};
+use vllm_lens_model::report::{QUEUED_CONSECUTIVE_SCRAPES, QUEUEING_SEEN_TIMES};
 
 use crate::fit::{Fit, Theta};
 
@@ -161,6 +162,7 @@ fn run_for(load: &Load) -> Run {
         min_finished: 60,
         seed: 36,
         max_finished: 800,
+        scrape_s: 0.0,
     }
 }
 
@@ -197,5 +199,113 @@ pub fn replay(setup: &Setup, fit: &Fit, theta: &Theta, w: &WorkloadFit) -> Figur
         },
         waiting_share: o.waiting_share,
         queue_ms: o.queue_mean().map(|q| q * 1000.0),
+    }
+}
+
+/// How a replay is read like a capture: its scrapes `interval_s` apart
+/// over `span_s` of the load held.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Scraped {
+    /// The capture's scrape interval, s.
+    pub interval_s: f64,
+    /// How long the capture held the load, s.
+    pub span_s: f64,
+}
+
+/// Where the scorecard would see queueing start in a replay of `setup`,
+/// read from its scrapes by the report's rule (`None`: no queueing seen).
+///
+/// Only waiting requests on consecutive scrapes are read, not the
+/// report's other sighting (a window whose mean queue time reaches 50 ms):
+/// the replay's queue time is mostly the wait for the next step, tens of
+/// ms near that threshold, and crossing it where the capture did not
+/// moved the start of `truncation` from ~150 to 15 in flight, where that
+/// capture saw nothing queue at 16.
+pub fn scorecard_start(
+    setup: &Setup,
+    fit: &Fit,
+    theta: &Theta,
+    w: &WorkloadFit,
+    read: Scraped,
+) -> Option<f64> {
+    let s = &setup.settings;
+    let cfg = Config {
+        max_num_seqs: s.max_num_seqs,
+        max_num_batched_tokens: s.max_num_batched_tokens,
+        kv_blocks: s.kv_blocks,
+        block_size: s.block_size,
+        prefix_caching: s.prefix_caching,
+    };
+    let cost = LinearCost {
+        base_s: theta.a,
+        per_decode_s: theta.b,
+        per_prefill_token_s: theta.c,
+        floor_s: fit.floor_s,
+        roofline: fit.roofline,
+    };
+    let mut run = run_for(&setup.load);
+    run.measure_s = read.span_s;
+    run.min_finished = 0;
+    run.max_finished = usize::MAX;
+    run.scrape_s = read.interval_s;
+    let mut jobs = Sampler::new(w, setup.prompt, setup.generated, setup.shared);
+    let o = sched::simulate(cfg, &cost, &mut jobs, setup.load, run);
+    queue_start_from_scrapes(&o.scrapes)
+}
+
+/// The report's rule (`crates/analysis/src/measure/queue.rs`) over
+/// `(running, waiting)` scrapes: queued where waiting > 0 on
+/// [`QUEUED_CONSECUTIVE_SCRAPES`] scrapes in a row; queueing starts at the
+/// fewest in flight seen queued [`QUEUEING_SEEN_TIMES`] times, and never
+/// above the most that ran while others waited + 1.
+pub fn queue_start_from_scrapes(scrapes: &[(u32, u32)]) -> Option<f64> {
+    let mut seen: Vec<(u32, u32)> = Vec::new();
+    let mut i = 0;
+    while i < scrapes.len() {
+        let j = i + scrapes[i..].iter().take_while(|s| s.1 > 0).count();
+        if j - i >= QUEUED_CONSECUTIVE_SCRAPES {
+            seen.extend(&scrapes[i..j]);
+        }
+        i = j.max(i + 1);
+    }
+    let cap = seen.iter().map(|s| s.0).max()?;
+    let mut in_flight: Vec<u32> = seen.iter().map(|s| s.0 + s.1).collect();
+    in_flight.sort_unstable();
+    let nth = *in_flight.get(QUEUEING_SEEN_TIMES.min(in_flight.len()) - 1)?;
+    Some(f64::from(nth.min(cap + 1)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::queue_start_from_scrapes;
+
+    /// `(running, waiting)` per scrape → where the scorecard's rule says
+    /// queueing starts.
+    fn check(scrapes: &[(u32, u32)], expect: Option<f64>) {
+        assert_eq!(queue_start_from_scrapes(scrapes), expect, "{scrapes:?}");
+    }
+
+    #[test]
+    fn one_waiting_scrape_alone_is_an_arrival_between_steps() {
+        check(&[(8, 1), (8, 0), (9, 1), (9, 0), (7, 2), (7, 0)], None);
+    }
+
+    #[test]
+    fn queueing_starts_at_the_third_fewest_in_flight_seen_queued() {
+        // Runs of two and three scrapes with waiting requests: sightings
+        // at 12, 13, 10, 11, 14 in flight; the third fewest is 12.
+        check(
+            &[(11, 1), (12, 1), (5, 0), (9, 1), (10, 1), (12, 2), (3, 0)],
+            Some(12.0),
+        );
+        // Fewer than three sightings: the most in flight among them.
+        check(&[(6, 1), (7, 1), (2, 0)], Some(8.0));
+    }
+
+    #[test]
+    fn the_start_is_never_above_the_cap_and_one_waiting() {
+        // At most 8 ran while others waited: the ninth waits, whatever the
+        // queue's depth at the scrapes.
+        check(&[(8, 6), (8, 9), (8, 12), (8, 7)], Some(9.0));
     }
 }

@@ -105,29 +105,121 @@ fn shared_tokens(m: &EngineFit, p: &Win, s: &EngineSettings) -> Option<u32> {
 /// queue that forms for one step in twenty is not one it sees.
 const WAITING_SHARE: f64 = 0.1;
 
-/// The in-flight count per replica from which requests wait, closed loop
-/// at the peak's workload, with the best fit (`None`: none wait up to
-/// twice the cap).
-pub fn queueing_start(m: &EngineFit, fit: &Fit, p: &Win, s: &EngineSettings) -> Option<f64> {
-    queueing_start_with(m, fit, &fit.central, p, s, None)
+/// A start and how it was found.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Start {
+    /// Where queueing starts, in flight per replica (`None`: no queueing
+    /// up to twice the cap).
+    pub at: Option<f64>,
+    /// Read from the replay's scrapes at the load, by the report's rule:
+    /// the scorecard of a capture of this load would say so (`None`: no
+    /// scrapes to read, or none saw queueing; then `at` is the closed
+    /// loop's, beyond the load).
+    pub read: Option<f64>,
+    /// Scrapes were read (a scrape-based capture).
+    pub scraped: bool,
 }
 
-/// [`queueing_start`] with each parameter set the windows allow: the
-/// earliest and the latest start (`None` in `high`: one of them never
-/// queues up to twice the cap).
-pub fn queueing_starts(m: &EngineFit, fit: &Fit, p: &Win, s: &EngineSettings) -> Vec<Option<f64>> {
-    let mut seen: Vec<(Theta, Option<f64>)> = Vec::new();
+/// The load a start is read at: the replay of the capture's load, read
+/// like the capture.
+#[derive(Clone, Copy, Debug)]
+pub struct ReadAt<'a> {
+    /// The replay at the load.
+    pub setup: &'a Setup,
+    /// The capture's scrape interval and judged span.
+    pub scraped: replay::Scraped,
+}
+
+/// Where queueing starts with the best fit: read from the replay's
+/// scrapes at the load (`at`) where they saw queueing, otherwise the
+/// in-flight count per replica from which requests wait in a closed loop
+/// at the peak's workload.
+pub fn queueing_start(
+    m: &EngineFit,
+    fit: &Fit,
+    p: &Win,
+    s: &EngineSettings,
+    at: Option<ReadAt<'_>>,
+) -> Start {
+    start_with(m, fit, &fit.central, p, s, at, None)
+}
+
+/// [`queueing_start`] with each parameter set the windows allow, the
+/// best fit's first.
+pub fn queueing_starts(
+    m: &EngineFit,
+    fit: &Fit,
+    p: &Win,
+    s: &EngineSettings,
+    at: Option<ReadAt<'_>>,
+) -> Vec<Start> {
+    let mut seen: Vec<(Theta, Start)> = Vec::new();
     for t in fit.thetas() {
         if let Some(&(_, q)) = seen.iter().find(|(u, _)| *u == t) {
             seen.push((t, q));
             continue;
         }
-        // The best fit's start (the first) is where the others begin
-        // (none: the whole range).
-        let hint = seen.first().and_then(|(_, q)| *q);
-        seen.push((t, queueing_start_with(m, fit, &t, p, s, hint)));
+        // The best fit's closed-loop start (the first) is where the
+        // others' begin (none: the whole range).
+        let hint = seen.first().and_then(|(_, q)| q.closed_hint());
+        seen.push((t, start_with(m, fit, &t, p, s, at, hint)));
     }
     seen.into_iter().map(|(_, q)| q).collect()
+}
+
+impl Start {
+    fn closed_hint(&self) -> Option<f64> {
+        if self.read.is_some() { None } else { self.at }
+    }
+}
+
+fn start_with(
+    m: &EngineFit,
+    fit: &Fit,
+    theta: &Theta,
+    p: &Win,
+    s: &EngineSettings,
+    at: Option<ReadAt<'_>>,
+    hint: Option<f64>,
+) -> Start {
+    let read =
+        at.and_then(|a| replay::scorecard_start(a.setup, fit, theta, &m.workload, a.scraped));
+    Start {
+        at: read.or_else(|| queueing_start_with(m, fit, theta, p, s, hint)),
+        read,
+        scraped: at.is_some(),
+    }
+}
+
+/// The queue objective at `n` in flight from each parameter set's start,
+/// at a load of `users` per replica.
+///
+/// Queued under a set: its scrapes, read like the capture's, saw queueing
+/// from `n` or fewer in flight; without scrapes to read, its closed-loop
+/// start within the objective and the load reaching it. Within the
+/// back-test's tolerance of the objective (2 requests) the replay cannot
+/// tell, nor where the scrapes saw no queue but the closed loop queues
+/// within the load (a queue the capture's scrapes may or may not catch).
+fn queue_status(starts: &[Start], n: f64, users: f64) -> SloStatus {
+    let tol = crate::backtest::QUEUE_START_TOLERANCE;
+    let queues = |q: &Start| match (q.scraped, q.read, q.at) {
+        (true, read, _) => read.is_some_and(|r| r <= n),
+        (false, _, at) => at.is_some_and(|q| q <= n && users >= q),
+    };
+    let near = |q: &Start| {
+        q.at.is_some_and(|a| (a - n).abs() <= tol && (q.read.is_some() || users >= n))
+    };
+    let unseen =
+        |q: &Start| q.scraped && q.read.is_none() && q.at.is_some_and(|a| a <= n && users >= a);
+    if starts.iter().all(queues) && !starts.iter().any(near) {
+        SloStatus::Fail
+    } else if starts.iter().any(|q| queues(q) || near(q) || unseen(q)) {
+        SloStatus::CannotTell
+    } else if users >= n {
+        SloStatus::Pass
+    } else {
+        SloStatus::NotExercised
+    }
 }
 
 fn queueing_start_with(
@@ -280,6 +372,30 @@ fn changed(
     Some((mm, s, su))
 }
 
+/// How the capture was read: its scrape interval and the span its loaded
+/// windows judged (`None` for a pushdown export, whose figures are
+/// per-window statistics, not scrapes).
+pub fn scraped(r: &Report, wins: &[Win]) -> Option<replay::Scraped> {
+    let b = &r.bundle;
+    if b.pushdown_ms.is_some() {
+        return None;
+    }
+    let interval_s = b.scrape_interval_ms.filter(|i| *i > 0)? as f64 / 1000.0;
+    let span_s = wins
+        .iter()
+        .map(|w| (w.end_ms - w.start_ms) as f64)
+        .sum::<f64>()
+        / 1000.0;
+    (span_s >= 2.0 * interval_s).then_some(replay::Scraped {
+        interval_s,
+        span_s: span_s.min(MAX_READ_S),
+    })
+}
+
+/// The longest span a replay is read over, s (a bound on work: a day's
+/// capture is read as ten minutes).
+const MAX_READ_S: f64 = 600.0;
+
 /// Everything one scenario needs.
 struct Ctx<'a> {
     report: &'a Report,
@@ -287,18 +403,22 @@ struct Ctx<'a> {
     fit: Fit,
     peak: Win,
     widen: f64,
+    /// How the capture was read (`None`: a pushdown export).
+    scraped: Option<replay::Scraped>,
 }
 
 fn context<'a>(report: &'a Report, f: &'a Forecast) -> Option<Ctx<'a>> {
     let model = f.model.as_ref()?;
     let fit = from_model(model)?;
-    let peak = peak(report, &windows(report))?;
+    let wins = windows(report);
+    let peak = peak(report, &wins)?;
     Some(Ctx {
         report,
         model,
         fit,
         peak,
         widen: widen(f),
+        scraped: scraped(report, &wins),
     })
 }
 
@@ -314,8 +434,12 @@ fn scenario(
     let load = su.load;
     let p = predict_at(&mm, &c.fit, &su, c.widen);
     let slo_t = &c.report.settings.slo;
-    let starts = queueing_starts(&mm, &c.fit, &c.peak, &s);
-    let start = starts.first().copied().flatten();
+    let read_at = c.scraped.map(|scraped| ReadAt {
+        setup: &su,
+        scraped,
+    });
+    let starts = queueing_starts(&mm, &c.fit, &c.peak, &s, read_at);
+    let start = starts.first().and_then(|q| q.at);
     let reps = f64::from(s.replicas.max(1));
     let in_flight = Range {
         low: p
@@ -332,28 +456,12 @@ fn scenario(
         Load::Closed { users, .. } => f64::from(users),
         Load::Open { .. } => in_flight.high,
     };
-    // Queued at the objective's load under a parameter set: its start
-    // within the objective and the load reaching it. Within the
-    // back-test's tolerance of the objective (2 requests) the replay
-    // cannot tell either.
-    let queues = |q: &Option<f64>| q.is_some_and(|q| q <= n && users >= q);
-    let near = |q: &Option<f64>| {
-        q.is_some_and(|q| (q - n).abs() <= crate::backtest::QUEUE_START_TOLERANCE && users >= n)
-    };
-    let queue_status = if starts.iter().all(queues) && !starts.iter().any(near) {
-        SloStatus::Fail
-    } else if starts.iter().any(queues) || starts.iter().any(near) {
-        SloStatus::CannotTell
-    } else if users >= n {
-        SloStatus::Pass
-    } else {
-        SloStatus::NotExercised
-    };
-    let start_low = starts.iter().flatten().copied().reduce(f64::min);
-    let start_high = if starts.iter().any(Option::is_none) {
+    let queue_status = queue_status(&starts, n, users);
+    let start_low = starts.iter().filter_map(|q| q.at).reduce(f64::min);
+    let start_high = if starts.iter().any(|q| q.at.is_none()) {
         None
     } else {
-        starts.iter().flatten().copied().reduce(f64::max)
+        starts.iter().filter_map(|q| q.at).reduce(f64::max)
     };
     let per_min = |f: &Figures| f.per_s * 60.0 * reps;
     let throughput = ForecastThroughput {

@@ -244,8 +244,10 @@ pub struct ForecastScenario {
     pub load: ForecastLoad,
     /// Each objective, predicted.
     pub slo: Vec<PredictedSlo>,
-    /// Requests in flight per replica from which requests wait (`null`:
-    /// none wait up to the sweep's top).
+    /// Requests in flight per replica from which requests wait, with the
+    /// best fit: read from the replay's scrapes at this load by the
+    /// report's rule where they saw queueing, otherwise the closed loop's
+    /// start beyond the load (`null`: none wait up to twice the cap).
     pub queueing_starts_at: Option<f64>,
     /// What the server would carry.
     pub throughput: ForecastThroughput,

@@ -25,6 +25,14 @@ pub const SCHEMA_VERSION: u32 = 2;
 /// needed") beside the capacity figures the analysis made with it.
 pub const MEETING_MIN_WINDOWS: usize = 3;
 
+/// Consecutive scrapes with waiting > 0 that make "queued" (one alone is
+/// an arrival caught between two engine steps): the queue objective, and
+/// the forecast that reads its replays the same way.
+pub const QUEUED_CONSECUTIVE_SCRAPES: usize = 2;
+/// Where queueing starts is the fewest in flight seen queued this many
+/// times (the third-lowest sighting): one odd reading does not set it.
+pub const QUEUEING_SEEN_TIMES: usize = 3;
+
 /// The whole report.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Report {

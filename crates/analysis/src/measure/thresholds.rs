@@ -90,12 +90,10 @@ pub const KV_ESTIMATE_FLOOR_PCT: f64 = 5.0;
 
 // The queue SLO.
 
-/// Consecutive scrapes with waiting > 0 that make "queued" (one alone is
-/// an arrival caught between two engine steps).
-pub const QUEUED_CONSECUTIVE_SCRAPES: usize = 2;
-/// Where queueing starts is the fewest in flight seen queued this many
-/// times (the third-lowest sighting): one odd reading does not set it.
-pub const QUEUEING_SEEN_TIMES: usize = 3;
+/// Consecutive scrapes with waiting > 0 that make "queued", and the
+/// sightings that set where queueing starts: in the model, since the
+/// forecast reads its replays by the same rule.
+pub use vllm_lens_model::report::{QUEUED_CONSECUTIVE_SCRAPES, QUEUEING_SEEN_TIMES};
 
 // Phases.
 
