@@ -166,8 +166,8 @@ fn run_for(load: &Load) -> Run {
     }
 }
 
-/// Replays `setup` with the step cost `theta`.
-pub fn replay(setup: &Setup, fit: &Fit, theta: &Theta, w: &WorkloadFit) -> Figures {
+/// The engine `setup` configures, with the step cost `theta`.
+fn engine(setup: &Setup, fit: &Fit, theta: &Theta) -> (Config, LinearCost) {
     let s = &setup.settings;
     let cfg = Config {
         max_num_seqs: s.max_num_seqs,
@@ -183,6 +183,12 @@ pub fn replay(setup: &Setup, fit: &Fit, theta: &Theta, w: &WorkloadFit) -> Figur
         floor_s: fit.floor_s,
         roofline: fit.roofline,
     };
+    (cfg, cost)
+}
+
+/// Replays `setup` with the step cost `theta`.
+pub fn replay(setup: &Setup, fit: &Fit, theta: &Theta, w: &WorkloadFit) -> Figures {
+    let (cfg, cost) = engine(setup, fit, theta);
     let mut jobs = Sampler::new(w, setup.prompt, setup.generated, setup.shared);
     let o = sched::simulate(cfg, &cost, &mut jobs, setup.load, run_for(&setup.load));
     Figures {
@@ -228,21 +234,7 @@ pub fn scorecard_start(
     w: &WorkloadFit,
     read: Scraped,
 ) -> Option<f64> {
-    let s = &setup.settings;
-    let cfg = Config {
-        max_num_seqs: s.max_num_seqs,
-        max_num_batched_tokens: s.max_num_batched_tokens,
-        kv_blocks: s.kv_blocks,
-        block_size: s.block_size,
-        prefix_caching: s.prefix_caching,
-    };
-    let cost = LinearCost {
-        base_s: theta.a,
-        per_decode_s: theta.b,
-        per_prefill_token_s: theta.c,
-        floor_s: fit.floor_s,
-        roofline: fit.roofline,
-    };
+    let (cfg, cost) = engine(setup, fit, theta);
     let mut run = run_for(&setup.load);
     run.measure_s = read.span_s;
     run.min_finished = 0;
