@@ -18,9 +18,8 @@
 //! and end-to-end latency, every inter-token gap, and the time-weighted
 //! running and waiting counts.
 
-use std::collections::VecDeque;
-
 use crate::kv::Pool;
+use crate::plan::{self, Admission, Item, Policy, Queues, Requests};
 use crate::rng::Rng;
 
 /// What the engine is configured with (one replica).
@@ -333,10 +332,65 @@ fn prompt_hashes(r: &Req, blocks: u32, bs: u32) -> Vec<u64> {
     out
 }
 
-struct Item {
-    req: usize,
-    chunk: u32,
-    decode: bool,
+/// The requests as the planner sees them, with what it counts.
+struct Book<'a> {
+    reqs: &'a mut [Req],
+    out: &'a mut Outcome,
+    measuring: bool,
+    now: f64,
+    bs: u32,
+    refused: &'a mut Vec<usize>,
+}
+
+impl Requests for Book<'_> {
+    fn stream(&self, id: usize) -> u32 {
+        self.reqs[id].stream()
+    }
+
+    fn computed(&self, id: usize) -> u32 {
+        self.reqs[id].computed
+    }
+
+    fn generated(&self, id: usize) -> u32 {
+        self.reqs[id].generated
+    }
+
+    fn blocks(&mut self, id: usize) -> &mut Vec<u32> {
+        &mut self.reqs[id].blocks
+    }
+
+    fn lookup_hashes(&self, id: usize, full: u32) -> Vec<u64> {
+        let r = &self.reqs[id];
+        prompt_hashes(r, full.min(r.job.prompt / self.bs), self.bs)
+    }
+
+    fn preempted(&mut self, id: usize) {
+        let r = &mut self.reqs[id];
+        r.computed = 0;
+        r.hashed = 0;
+        r.parent = 0;
+        if self.measuring {
+            self.out.preemptions += 1;
+        }
+    }
+
+    fn admitted(&mut self, id: usize, a: Admission) {
+        let r = &mut self.reqs[id];
+        r.hashed = a.hit as u32;
+        r.parent = a.hit.checked_sub(1).map_or(0, |k| a.hashes[k]);
+        r.blocks = a.blocks;
+        r.computed = a.cached;
+        if r.cached_first.is_none() {
+            r.cached_first = Some(a.cached.min(r.job.prompt));
+        }
+        if r.scheduled_s.is_none() {
+            r.scheduled_s = Some(self.now);
+        }
+    }
+
+    fn refused(&mut self, id: usize) {
+        self.refused.push(id);
+    }
 }
 
 /// The engine under a load.
@@ -346,11 +400,9 @@ struct Engine<'a> {
     jobs: &'a mut dyn Jobs,
     rng_jobs: Rng,
     rng_arrivals: Rng,
-    pool: Pool,
+    q: Queues,
     reqs: Vec<Req>,
     free_slots: Vec<usize>,
-    running: Vec<usize>,
-    waiting: VecDeque<usize>,
     /// Pending arrivals: (time, user).
     pending: Vec<(f64, Option<u32>)>,
     serial: u64,
@@ -442,7 +494,7 @@ impl Engine<'_> {
                 self.reqs.push(r);
                 self.reqs.len() - 1
             };
-            self.waiting.push_back(id);
+            self.q.waiting.push_back(id);
             if let Load::Open { rate_per_s } = self.load {
                 let next = at + self.rng_arrivals.exp_portable(1.0 / rate_per_s);
                 self.pending.push((next, None));
@@ -450,103 +502,29 @@ impl Engine<'_> {
         }
     }
 
-    fn preempt(&mut self, id: usize) {
-        let blocks = std::mem::take(&mut self.reqs[id].blocks);
-        self.pool.release(&blocks);
-        let r = &mut self.reqs[id];
-        r.computed = 0;
-        r.hashed = 0;
-        r.parent = 0;
-        self.waiting.push_front(id);
-        if self.measuring() {
-            self.out.preemptions += 1;
-        }
-    }
-
-    /// Plans one step; `None` when nothing can run.
+    /// Plans one step ([`crate::plan`]); `None` when nothing can run.
     fn plan(&mut self) -> Option<(Vec<Item>, Step)> {
-        let bs = self.cfg.block_size.max(1);
-        let mut budget = self.cfg.max_num_batched_tokens.max(1);
-        let mut items = Vec::new();
-        let mut preempted = false;
-        let mut i = 0;
-        while i < self.running.len() && budget > 0 {
-            let id = self.running[i];
-            let need = self.reqs[id].stream() - self.reqs[id].computed;
-            let chunk = need.min(budget);
-            let want = (self.reqs[id].computed + chunk).div_ceil(bs) as usize;
-            let extra = want.saturating_sub(self.reqs[id].blocks.len()) as u32;
-            let mut self_preempted = false;
-            while extra > 0 && !self_preempted {
-                if let Some(b) = self.pool.allocate(extra) {
-                    self.reqs[id].blocks.extend(b);
-                    break;
-                }
-                let victim = self.running.pop().expect("running is not empty");
-                preempted = true;
-                self.preempt(victim);
-                if victim == id {
-                    self_preempted = true;
-                    break;
-                }
-            }
-            if self_preempted {
-                break;
-            }
-            let decode = self.reqs[id].computed >= self.reqs[id].job.prompt;
-            items.push(Item {
-                req: id,
-                chunk,
-                decode,
-            });
-            budget -= chunk;
-            i += 1;
-        }
-        while !preempted && budget > 0 && self.running.len() < self.cfg.max_num_seqs as usize {
-            let Some(&id) = self.waiting.front() else {
-                break;
-            };
-            let stream = self.reqs[id].stream();
-            let full = (stream - 1) / bs;
-            let hashes = prompt_hashes(&self.reqs[id], full.min(self.reqs[id].job.prompt / bs), bs);
-            let hit = self.pool.lookup(&hashes);
-            let cached = hit.len() as u32 * bs;
-            let need = stream - cached;
-            let chunk = need.min(budget);
-            let want = (cached + chunk).div_ceil(bs);
-            let fresh = self.pool.allocate(want - hit.len() as u32);
-            let Some(fresh) = fresh else {
-                self.pool.release(&hit);
-                if self.running.is_empty() && items.is_empty() {
-                    // It can never fit: vLLM refuses such a prompt.
-                    self.waiting.pop_front();
-                    self.out.dropped += 1;
-                    self.retire(id);
-                    continue;
-                }
-                break;
-            };
-            self.waiting.pop_front();
-            let now = self.now;
-            let r = &mut self.reqs[id];
-            r.hashed = hit.len() as u32;
-            r.parent = hit.len().checked_sub(1).map_or(0, |k| hashes[k]);
-            r.blocks = hit;
-            r.blocks.extend(fresh);
-            r.computed = cached;
-            if r.cached_first.is_none() {
-                r.cached_first = Some(cached.min(r.job.prompt));
-            }
-            if r.scheduled_s.is_none() {
-                r.scheduled_s = Some(now);
-            }
-            self.running.push(id);
-            items.push(Item {
-                req: id,
-                chunk,
-                decode: false,
-            });
-            budget -= chunk;
+        let policy = Policy {
+            max_num_seqs: self.cfg.max_num_seqs,
+            budget: self.cfg.max_num_batched_tokens.max(1),
+            block_size: self.cfg.block_size.max(1),
+            chunked: true,
+            admit_next_step: false,
+            refuse_unfittable: true,
+        };
+        let mut refused = Vec::new();
+        let mut book = Book {
+            reqs: &mut self.reqs,
+            out: &mut self.out,
+            measuring: self.now >= self.start_s,
+            now: self.now,
+            bs: policy.block_size,
+            refused: &mut refused,
+        };
+        let items = plan::plan(&policy, &mut self.q, &mut book).items;
+        for id in refused {
+            self.out.dropped += 1;
+            self.retire(id);
         }
         if items.is_empty() {
             return None;
@@ -593,7 +571,7 @@ impl Engine<'_> {
                 let k = r.hashed;
                 let h = block_hash(r, k, bs, r.parent);
                 let b = r.blocks[k as usize];
-                self.pool.set_hash(b, h);
+                self.q.pool.set_hash(b, h);
                 let r = &mut self.reqs[id];
                 r.hashed += 1;
                 r.parent = h;
@@ -624,12 +602,12 @@ impl Engine<'_> {
             }
         }
         for id in done {
-            let pos = self.running.iter().position(|x| *x == id);
+            let pos = self.q.running.iter().position(|x| *x == id);
             if let Some(p) = pos {
-                self.running.remove(p);
+                self.q.running.remove(p);
             }
             let blocks = std::mem::take(&mut self.reqs[id].blocks);
-            self.pool.release(&blocks);
+            self.q.pool.release(&blocks);
             let r = &self.reqs[id];
             self.finished_total += 1;
             if measuring {
@@ -660,15 +638,15 @@ impl Engine<'_> {
             if self.next_scrape_s >= lo {
                 self.out
                     .scrapes
-                    .push((self.running.len() as u32, self.waiting.len() as u32));
+                    .push((self.q.running.len() as u32, self.q.waiting.len() as u32));
             }
             self.next_scrape_s += self.run.scrape_s;
         }
         let w = hi - lo;
         self.out.measured_s += w;
-        self.out.mean_running += w * self.running.len() as f64;
-        self.out.mean_waiting += w * self.waiting.len() as f64;
-        if !self.waiting.is_empty() {
+        self.out.mean_running += w * self.q.running.len() as f64;
+        self.out.mean_waiting += w * self.q.waiting.len() as f64;
+        if !self.q.waiting.is_empty() {
             self.out.waiting_share += w;
         }
         if busy {
@@ -702,7 +680,7 @@ impl Engine<'_> {
                     self.now += dt;
                     if self.measuring() {
                         self.out.steps += 1;
-                        self.out.kv_peak = self.out.kv_peak.max(self.pool.usage());
+                        self.out.kv_peak = self.out.kv_peak.max(self.q.pool.usage());
                     }
                     self.finish_step(items);
                 }
@@ -736,7 +714,7 @@ impl Engine<'_> {
         }
         let now = self.now.min(self.end_s());
         self.out.start_s = self.start_s;
-        for &id in self.running.iter().chain(self.waiting.iter()) {
+        for &id in self.q.running.iter().chain(self.q.waiting.iter()) {
             let r = &self.reqs[id];
             if r.first_s.is_none() && r.arrival_s >= self.start_s {
                 self.out.unanswered_s.push(now - r.arrival_s);
@@ -777,11 +755,9 @@ pub fn simulate(
         jobs,
         rng_jobs: Rng::stream(run.seed, "jobs"),
         rng_arrivals,
-        pool: Pool::new(cfg.kv_blocks.max(1), cfg.prefix_caching),
+        q: Queues::new(Pool::new(cfg.kv_blocks.max(1), cfg.prefix_caching)),
         reqs: Vec::new(),
         free_slots: Vec::new(),
-        running: Vec::new(),
-        waiting: VecDeque::new(),
         pending,
         serial: 0,
         now: 0.0,

@@ -7,7 +7,7 @@
 //! before the capture starts.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
 use crate::gpu::Trace;
 use crate::kv::Pool;
@@ -15,6 +15,7 @@ use crate::metrics::{Reason, VllmMetrics};
 use crate::rng::Rng;
 use crate::scenario::{Arrivals, Event, Resolved, Router};
 use crate::truth::Recorder;
+use vllm_lens_engine::plan::{Admission, Item, Plan, Policy, Queues, Requests, plan};
 
 /// GPU idle gap between two steps (host work not hidden by async scheduling), s.
 const HOST_GAP_S: f64 = 0.000_04;
@@ -83,19 +84,11 @@ enum Ev {
     End,
 }
 
-#[derive(Debug)]
-struct Item {
-    req: usize,
-    chunk: u32,
-    decode: bool,
-}
-
 /// One vLLM server.
 pub struct Replica {
-    pub(crate) pool: Pool,
+    /// Running and waiting requests and the KV pool.
+    pub(crate) q: Queues,
     inbox: Vec<usize>,
-    waiting: VecDeque<usize>,
-    running: Vec<usize>,
     step: Option<Vec<Item>>,
     pub(crate) metrics: VllmMetrics,
     pub(crate) trace: Trace,
@@ -170,6 +163,102 @@ fn mix(a: u64, b: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// Content hash of block `i` of a request's token stream, chained.
+fn block_hash(bs: u32, req: &Request, i: u32, parent: u64) -> u64 {
+    let (lo, hi) = (i * bs, (i + 1) * bs);
+    let mut h = mix(parent, u64::from(i));
+    let mut pos = 0u32;
+    for &(id, len) in &req.segs {
+        let (a, b) = (pos, pos + len);
+        if b > lo && a < hi {
+            h = mix(h, mix(id, u64::from(lo.max(a) - a)));
+            h = mix(h, u64::from(hi.min(b) - lo.max(a)));
+        }
+        pos = b;
+        if pos >= hi {
+            return h;
+        }
+    }
+    // The rest is this request's own output.
+    let a = pos.max(lo);
+    mix(
+        mix(h, mix(req.out_id, u64::from(a - pos))),
+        u64::from(hi - a),
+    )
+}
+
+/// A replica's requests as the scheduler ([`plan`]) sees them, with what
+/// its server counts when it preempts and admits.
+struct Book<'a> {
+    reqs: &'a mut [Request],
+    metrics: &'a mut VllmMetrics,
+    truth: &'a mut Recorder,
+    bs: u32,
+    now: f64,
+    unix: f64,
+}
+
+impl Requests for Book<'_> {
+    fn stream(&self, id: usize) -> u32 {
+        self.reqs[id].stream_len()
+    }
+
+    fn computed(&self, id: usize) -> u32 {
+        self.reqs[id].computed
+    }
+
+    fn generated(&self, id: usize) -> u32 {
+        self.reqs[id].generated
+    }
+
+    fn blocks(&mut self, id: usize) -> &mut Vec<u32> {
+        &mut self.reqs[id].blocks
+    }
+
+    fn lookup_hashes(&self, id: usize, full: u32) -> Vec<u64> {
+        let req = &self.reqs[id];
+        let mut out = Vec::with_capacity(full as usize);
+        let mut parent = 0;
+        for i in 0..full {
+            parent = block_hash(self.bs, req, i, parent);
+            out.push(parent);
+        }
+        out
+    }
+
+    fn preempted(&mut self, id: usize) {
+        let r = &mut self.reqs[id];
+        r.computed = 0;
+        r.chain.clear();
+        self.metrics.preemptions += 1.0;
+        self.truth.preemption(self.unix);
+    }
+
+    fn admitted(&mut self, id: usize, a: Admission) {
+        // One prefix-cache lookup of the stream, `cached` tokens found.
+        let m = &mut *self.metrics;
+        m.prefix_queries += f64::from(a.stream);
+        m.prefix_hits += f64::from(a.cached);
+        m.prefix_block_queries += f64::from(a.stream.div_ceil(self.bs));
+        m.prefix_block_hits += a.hit as f64;
+        self.truth.prefix(self.unix, a.stream, a.cached);
+        let r = &mut self.reqs[id];
+        r.chain = a.hashes[..a.hit].to_vec();
+        r.blocks = a.blocks;
+        r.computed = a.cached;
+        if r.cached_first.is_none() {
+            r.cached_first = Some(a.cached.min(r.prompt_len));
+        }
+        if r.t_scheduled.is_none() {
+            r.t_scheduled = Some(self.now);
+        }
+    }
+
+    fn refused(&mut self, _: usize) {
+        unreachable!("the simulator's policy never refuses");
+    }
+}
+
 /// ID of the shared system prompt segment.
 const SYSTEM: u64 = 1;
 
@@ -215,10 +304,8 @@ impl Sim {
         for i in 0..replicas {
             let start = sim.unix(0.0) - 95.0 - 7.0 * i as f64;
             let rep = Replica {
-                pool: Pool::new(num_blocks, srv_caching(&sim)),
+                q: Queues::new(Pool::new(num_blocks, srv_caching(&sim))),
                 inbox: Vec::new(),
-                waiting: VecDeque::new(),
-                running: Vec::new(),
                 step: None,
                 metrics: VllmMetrics::new(
                     sim.r.version,
@@ -413,7 +500,7 @@ impl Sim {
                         created,
                         self.num_blocks,
                     );
-                    r.pool = Pool::new(
+                    r.q.pool = Pool::new(
                         self.num_blocks,
                         self.r.scenario.server.enable_prefix_caching,
                     );
@@ -598,65 +685,6 @@ impl Sim {
         }
     }
 
-    /// Content hash of block `i` of a request's token stream, chained.
-    fn block_hash(&self, req: &Request, i: u32, parent: u64) -> u64 {
-        let bs = self.r.scenario.server.block_size;
-        let (lo, hi) = (i * bs, (i + 1) * bs);
-        let mut h = mix(parent, u64::from(i));
-        let mut pos = 0u32;
-        for &(id, len) in &req.segs {
-            let (a, b) = (pos, pos + len);
-            if b > lo && a < hi {
-                h = mix(h, mix(id, u64::from(lo.max(a) - a)));
-                h = mix(h, u64::from(hi.min(b) - lo.max(a)));
-            }
-            pos = b;
-            if pos >= hi {
-                return h;
-            }
-        }
-        // The rest is this request's own output.
-        let a = pos.max(lo);
-        mix(
-            mix(h, mix(req.out_id, u64::from(a - pos))),
-            u64::from(hi - a),
-        )
-    }
-
-    fn hashes(&self, req: &Request, blocks: u32) -> Vec<u64> {
-        let mut out = Vec::with_capacity(blocks as usize);
-        let mut parent = 0;
-        for i in 0..blocks {
-            parent = self.block_hash(req, i, parent);
-            out.push(parent);
-        }
-        out
-    }
-
-    fn preempt(&mut self, rep: usize, id: usize) {
-        let blocks = std::mem::take(&mut self.reqs[id].blocks);
-        self.replicas[rep].pool.release(&blocks);
-        let r = &mut self.reqs[id];
-        r.computed = 0;
-        r.chain.clear();
-        self.replicas[rep].waiting.push_front(id);
-        self.replicas[rep].metrics.preemptions += 1.0;
-        self.truth.preemption(self.unix(self.now));
-    }
-
-    /// Counts one prefix-cache lookup of `stream` tokens of which `cached`
-    /// (in `blocks_hit` blocks) were found.
-    fn count_prefix(&mut self, rep: usize, stream: u32, cached: u32, blocks_hit: usize) {
-        let bs = self.r.scenario.server.block_size;
-        let m = &mut self.replicas[rep].metrics;
-        m.prefix_queries += f64::from(stream);
-        m.prefix_hits += f64::from(cached);
-        m.prefix_block_queries += f64::from(stream.div_ceil(bs));
-        m.prefix_block_hits += blocks_hit as f64;
-        let unix = self.unix(self.now);
-        self.truth.prefix(unix, stream, cached);
-    }
-
     fn start_step(&mut self, rep: usize) {
         let now = self.now;
         if !self.replicas[rep].up {
@@ -665,115 +693,38 @@ impl Sim {
         let inbox = std::mem::take(&mut self.replicas[rep].inbox);
         for id in inbox {
             self.reqs[id].t_queued = now;
-            self.replicas[rep].waiting.push_back(id);
+            self.replicas[rep].q.waiting.push_back(id);
         }
-        let srv = self.r.scenario.server.clone();
-        let bs = srv.block_size;
+        let srv = &self.r.scenario.server;
         let chunked = self.r.version >= crate::Version(0, 8, 0);
-        let mut budget = if chunked {
-            srv.max_num_batched_tokens
-        } else {
-            srv.max_num_batched_tokens.max(srv.max_model_len)
-        };
-        let mut items: Vec<Item> = Vec::new();
-        let mut preempted = false;
-        let async_sched = srv
-            .async_scheduling
-            .unwrap_or(self.r.version >= crate::Version(0, 11, 0));
-        let mut admitted_late = false;
-        // V0 without chunked prefill runs prefill-only steps while requests wait.
-        let prefill_only = !chunked
-            && !self.replicas[rep].waiting.is_empty()
-            && self.replicas[rep].running.len() < srv.max_num_seqs as usize;
-        let mut i = 0;
-        while !prefill_only && i < self.replicas[rep].running.len() && budget > 0 {
-            let id = self.replicas[rep].running[i];
-            let need = self.reqs[id].stream_len() - self.reqs[id].computed;
-            let chunk = need.min(budget);
-            let want = (self.reqs[id].computed + chunk).div_ceil(bs) as usize;
-            let extra = want.saturating_sub(self.reqs[id].blocks.len()) as u32;
-            let mut victim_was_self = false;
-            loop {
-                if extra == 0 {
-                    break;
-                }
-                if let Some(b) = self.replicas[rep].pool.allocate(extra) {
-                    self.reqs[id].blocks.extend(b);
-                    break;
-                }
-                let victim = self.replicas[rep]
-                    .running
-                    .pop()
-                    .expect("running is not empty");
-                preempted = true;
-                self.preempt(rep, victim);
-                if victim == id {
-                    victim_was_self = true;
-                    break;
-                }
-            }
-            if victim_was_self {
-                break;
-            }
-            let decode = need == 1 && self.reqs[id].generated > 0;
-            items.push(Item {
-                req: id,
-                chunk,
-                decode,
-            });
-            budget -= chunk;
-            i += 1;
-        }
-        while !preempted
-            && budget > 0
-            && self.replicas[rep].running.len() < srv.max_num_seqs as usize
-        {
-            let Some(&id) = self.replicas[rep].waiting.front() else {
-                break;
-            };
-            // Prefix-cache lookup over full blocks, leaving one token to compute.
-            let stream = self.reqs[id].stream_len();
-            let full = (stream - 1) / bs;
-            let hashes = self.hashes(&self.reqs[id], full);
-            let hit = self.replicas[rep].pool.lookup(&hashes);
-            let cached = hit.len() as u32 * bs;
-            let need = stream - cached;
-            if !chunked && need > budget {
-                self.replicas[rep].pool.release(&hit);
-                break;
-            }
-            let chunk = need.min(budget);
-            let want = (cached + chunk).div_ceil(bs);
-            let Some(fresh) = self.replicas[rep].pool.allocate(want - hit.len() as u32) else {
-                self.replicas[rep].pool.release(&hit);
-                break;
-            };
-            self.replicas[rep].waiting.pop_front();
-            self.count_prefix(rep, stream, cached, hit.len());
-            let r = &mut self.reqs[id];
-            r.chain = hashes[..hit.len()].to_vec();
-            r.blocks = hit;
-            r.blocks.extend(fresh);
-            r.computed = cached;
-            if r.cached_first.is_none() {
-                r.cached_first = Some(cached.min(r.prompt_len));
-            }
-            if r.t_scheduled.is_none() {
-                r.t_scheduled = Some(now);
-            }
-            self.replicas[rep].running.push(id);
-            if async_sched {
-                // Planned now, computed in the next step.
-                admitted_late = true;
+        let policy = Policy {
+            max_num_seqs: srv.max_num_seqs,
+            budget: if chunked {
+                srv.max_num_batched_tokens
             } else {
-                items.push(Item {
-                    req: id,
-                    chunk,
-                    decode: false,
-                });
-            }
-            budget -= chunk;
-        }
+                srv.max_num_batched_tokens.max(srv.max_model_len)
+            },
+            block_size: srv.block_size,
+            chunked,
+            admit_next_step: srv
+                .async_scheduling
+                .unwrap_or(self.r.version >= crate::Version(0, 11, 0)),
+            refuse_unfittable: false,
+        };
+        let unix = self.unix(now);
+        let Replica { q, metrics, .. } = &mut self.replicas[rep];
+        let mut book = Book {
+            reqs: &mut self.reqs,
+            metrics,
+            truth: &mut self.truth,
+            bs: policy.block_size,
+            now,
+            unix,
+        };
+        let Plan {
+            items,
+            admitted_late,
+        } = plan(&policy, q, &mut book);
         if items.is_empty() && admitted_late {
             // An idle engine runs what it just admitted at once.
             self.start_step(rep);
@@ -781,9 +732,9 @@ impl Sim {
         }
         {
             let r = &mut self.replicas[rep];
-            r.metrics.running = r.running.len() as f64;
-            r.metrics.waiting = r.waiting.len() as f64;
-            r.metrics.kv_usage = r.pool.usage();
+            r.metrics.running = r.q.running.len() as f64;
+            r.metrics.waiting = r.q.waiting.len() as f64;
+            r.metrics.kv_usage = r.q.pool.usage();
         }
         if items.is_empty() {
             self.replicas[rep].step = None;
@@ -883,9 +834,9 @@ impl Sim {
             while (self.reqs[id].chain.len() as u32) < full {
                 let i = self.reqs[id].chain.len() as u32;
                 let parent = self.reqs[id].chain.last().copied().unwrap_or(0);
-                let h = self.block_hash(&self.reqs[id], i, parent);
+                let h = block_hash(bs, &self.reqs[id], i, parent);
                 let b = self.reqs[id].blocks[i as usize];
-                self.replicas[rep].pool.set_hash(b, h);
+                self.replicas[rep].q.pool.set_hash(b, h);
                 self.reqs[id].chain.push(h);
             }
             if self.reqs[id].computed < self.reqs[id].stream_len() {
@@ -940,8 +891,8 @@ impl Sim {
         let now = self.now;
         let unix = self.unix(now);
         let blocks = std::mem::take(&mut self.reqs[id].blocks);
-        self.replicas[rep].pool.release(&blocks);
-        self.replicas[rep].running.retain(|&x| x != id);
+        self.replicas[rep].q.pool.release(&blocks);
+        self.replicas[rep].q.running.retain(|&x| x != id);
         self.reqs[id].done = true;
         let r = self.reqs[id].clone();
         // The request's memory is no longer needed (long runs keep millions).
@@ -1048,8 +999,8 @@ impl Sim {
         r.crashed_at = now;
         r.step = None;
         r.inbox.clear();
-        r.waiting.clear();
-        r.running.clear();
+        r.q.waiting.clear();
+        r.q.running.clear();
         // Everything in flight on this replica fails; the clients retry.
         let lost: Vec<usize> = (0..self.reqs.len())
             .filter(|&i| self.reqs[i].replica == rep && !self.reqs[i].done)
