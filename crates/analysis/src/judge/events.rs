@@ -98,7 +98,8 @@ const WARMUP_RECENT_MS: i64 = 5 * 60_000;
 /// process that started at most [`WARMUP_RECENT_MS`] before its replica's
 /// first scrape warms up for one window from when it began to serve: its
 /// start if it was already running requests at the first scrape, else the
-/// first scrape with a request running. Anchored on serving, the judgement
+/// first scrape with a request running or the scrape before its
+/// generated-token counter first rose, whichever is earlier. Anchored on serving, the judgement
 /// does not flip on a capture begun a few seconds earlier or later (a
 /// server ready 59 s after its start, captured at 58 or 62 s).
 pub(crate) fn warmup_windows(
@@ -119,12 +120,23 @@ pub(crate) fn warmup_windows(
             continue;
         }
         let running = queue::per_scrape(store, cat, Signal::Running, *id);
+        // The scrape before the generated-token counter first rose: it
+        // served from then on, even where the running gauge (set at the
+        // engine's steps) read 0 at every scrape of its first minutes.
+        let generated = queue::per_scrape(store, cat, Signal::GenerationTokens, *id);
+        let rose = generated
+            .iter()
+            .zip(generated.iter().skip(1))
+            .find(|(a, b)| b.1 > a.1)
+            .map(|(a, _)| *a.0);
         let begin = match running.iter().next() {
             // Running at the first scrape: it served from (about) its start.
             Some((&t, &r)) if t == first && r > 0.0 => start_ms,
-            _ => match running.iter().find(|(_, r)| **r > 0.0) {
-                Some((&t, _)) => t,
-                None => continue,
+            _ => match (running.iter().find(|(_, r)| **r > 0.0), rose) {
+                (Some((&t, _)), Some(g)) => t.min(g),
+                (Some((&t, _)), None) => t,
+                (None, Some(g)) => g,
+                (None, None) => continue,
             },
         };
         let end = begin + grid.width_ms;
