@@ -124,15 +124,16 @@ pub struct Admission {
     pub stream: u32,
 }
 
-fn preempt(q: &mut Queues, reqs: &mut dyn Requests, id: usize) {
+fn preempt<R: Requests + ?Sized>(q: &mut Queues, reqs: &mut R, id: usize) {
     let blocks = std::mem::take(reqs.blocks(id));
     q.pool.release(&blocks);
     q.waiting.push_front(id);
     reqs.preempted(id);
 }
 
-/// Plans one step.
-pub fn plan(p: &Policy, q: &mut Queues, reqs: &mut dyn Requests) -> Plan {
+/// Plans one step (generic, so each caller's accessors inline: a step
+/// asks them a few times per running request).
+pub fn plan<R: Requests + ?Sized>(p: &Policy, q: &mut Queues, reqs: &mut R) -> Plan {
     let bs = p.block_size.max(1);
     let seats = p.max_num_seqs as usize;
     let mut budget = p.budget;
