@@ -34,6 +34,7 @@ case "${1:-}" in
             "8 → 16 users|pair-users-before|pair-users-after|--load 2x|"
             "1 → 2 servers (round robin)|pair-replicas-before|pair-replicas-after|--set replicas=2|"
             "held out: max-num-seqs 4 → 12|pair-cap4-before|pair-cap4-after|--set max-num-seqs=12|"
+            "held out: max-num-seqs 16 → 4|pair-down-before|pair-down-after|--set max-num-seqs=4|"
         )
         ;;
     *) echo "usage: scripts/forecast-pairs.sh [--sim]" >&2; exit 2 ;;

@@ -222,6 +222,19 @@ fn judged(
         &s.excluded,
         settings.slo.queue_negligible_ms,
     );
+    let config = config::read(&config::ConfigInput {
+        loaded,
+        replicas: &sc.replicas,
+        whole: &m.fleet_all,
+        peak_running: sc
+            .rows
+            .efficiency
+            .iter()
+            .filter(|r| !r.key.replica.is_fleet() || sc.replicas.len() == 1)
+            .filter_map(|r| r.fields.running)
+            .reduce(f64::max),
+        engine_v1: cat.era.engine == Engine::V1,
+    });
     let (slo, ttft_parts) = judge::slo::scorecard(&judge::slo::SloInput {
         thresholds: &settings.slo,
         catalogue: cat,
@@ -235,6 +248,7 @@ fn judged(
             .collect::<Vec<_>>(),
         queue: &queue_report,
         outage: events::longest_outage(&s.restarts, q.grid().width_ms),
+        max_num_seqs: config.max_num_seqs,
     });
     let model_name = sc
         .models
@@ -250,19 +264,6 @@ fn judged(
         &sc.gpu_uuid,
         &sc.models,
     );
-    let config = config::read(&config::ConfigInput {
-        loaded,
-        replicas: &sc.replicas,
-        whole: &m.fleet_all,
-        peak_running: sc
-            .rows
-            .efficiency
-            .iter()
-            .filter(|r| !r.key.replica.is_fleet() || sc.replicas.len() == 1)
-            .filter_map(|r| r.fields.running)
-            .reduce(f64::max),
-        engine_v1: cat.era.engine == Engine::V1,
-    });
     deployment.configuration = config.rows.clone();
     let mut capacity = capacity::capacity(&capacity::CapacityInput {
         config: &config,

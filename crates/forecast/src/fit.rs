@@ -87,9 +87,7 @@ fn equations(wins: &[Win], budget: f64, lag: f64) -> Vec<Eq> {
         if let Some(p) = w.prefill_s.filter(|p| *p > 0.0) {
             let computed = (w.prompt * (1.0 - w.hit)).max(1.0);
             let k = (computed / budget).ceil().max(1.0);
-            // Each of its steps holds its own chunk, or the steps' usual
-            // prefill load when that is larger (up to the budget).
-            let per_step = (computed / k).max(prefill_tokens.min(budget));
+            let per_step = prompt_step_tokens(w, computed, k, prefill_tokens, budget);
             // With async scheduling the first token appears `lag` steps
             // after the prompt's last chunk.
             let steps = k + lag;
@@ -97,6 +95,20 @@ fn equations(wins: &[Win], budget: f64, lag: f64) -> Vec<Eq> {
         }
     }
     eqs
+}
+
+/// Prompt tokens in each step that computes a prompt of `computed`
+/// tokens in `k` chunks: its own chunk, or the steps' usual prefill load
+/// when that is larger, up to the budget. A prompt computed in one step
+/// shares it with the prompts that arrived while the step before ran:
+/// `prompts_per_step` of them, as the capture counted its steps.
+fn prompt_step_tokens(w: &Win, computed: f64, k: f64, p_bar: f64, budget: f64) -> f64 {
+    let own = if k <= 1.0 {
+        (computed * w.prompts_per_step.unwrap_or(1.0)).min(budget)
+    } else {
+        computed / k
+    };
+    own.max(p_bar.min(budget))
 }
 
 /// The roofline form's equations for a fixed `c`: the overlapped term
@@ -116,7 +128,7 @@ fn roof_equations(wins: &[Win], budget: f64, lag: f64, c: f64, floor: f64) -> Ve
         eqs.push(([1.0 / y, batch / y, 0.0], 1.0 - m_dec / y));
         if let Some(p) = w.prefill_s.filter(|p| *p > 0.0) {
             let k = (computed / budget).ceil().max(1.0);
-            let per_step = (computed / k).max(p_bar.min(budget));
+            let per_step = prompt_step_tokens(w, computed, k, p_bar, budget);
             let steps = k + lag;
             let m = k * over(batch + per_step) + lag * m_dec;
             eqs.push(([steps / p, steps * batch / p, 0.0], 1.0 - m / p));

@@ -130,6 +130,13 @@ pub struct Win {
     /// missing. Under 1 where the engine idled: between a light load's
     /// requests, or after the load stopped inside the window.
     pub busy: f64,
+    /// Prompts a step that finished prompts finished, on average (1 or
+    /// more): finished requests per second against the steps that finished
+    /// a prompt (`vllm:iteration_tokens_total` above the decode-only
+    /// bucket). Prompts that arrive while a step runs are scheduled
+    /// together in the next one, so a prompt's step holds the others' too.
+    /// `None` where the histogram cannot tell.
+    pub prompts_per_step: Option<f64>,
     /// Mean prefill time, s.
     pub prefill_s: Option<f64>,
     /// Mean queue time, s.
@@ -260,6 +267,10 @@ pub fn windows(r: &Report) -> Vec<Win> {
             prefill_per_s: prompt_per_s * (1.0 - hit),
             itl_s: itl / 1000.0,
             busy,
+            prompts_per_step: e
+                .prompt_steps_per_sec
+                .filter(|s| *s > 0.0)
+                .map(|s| (per_s * reps / s).max(1.0)),
             prefill_s: l.prefill_ms.map(|x| x / 1000.0),
             queue_s: l.queue_ms.map(|x| x / 1000.0),
             ttft_s: l.ttft_ms.map(|x| x / 1000.0),

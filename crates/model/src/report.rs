@@ -429,6 +429,15 @@ pub struct Efficiency {
     pub cached_prompt_share_pct: Option<f64>,
     /// Average tokens per engine step.
     pub tokens_per_iteration: Option<f64>,
+    /// Engine steps per second that finished a prompt: the
+    /// `vllm:iteration_tokens_total` observations above the bucket that
+    /// holds the window's most running requests (a step without a prompt
+    /// carries one token per decoding request; vLLM counts a prompt's tokens
+    /// in the step that gives its first token). `null` without the
+    /// histogram or the running gauge, or where the prompts are too short to
+    /// stand out (under twice that bucket's bound).
+    #[serde(default)]
+    pub prompt_steps_per_sec: Option<f64>,
     /// Generated tokens per second.
     pub gen_tokens_per_sec: Option<f64>,
     /// Prompt tokens per second.
@@ -1052,10 +1061,17 @@ pub struct Phase {
     pub figures: Summary,
     /// Requests in flight (running + waiting), mean over the phase.
     pub in_flight_avg: Option<f64>,
+    /// The standard error of `in_flight_avg`: the spread of the gauges'
+    /// scrapes ÷ √ the effective scrapes (neighbouring scrapes correlate),
+    /// combined over the phase's windows. `null` where a window has fewer
+    /// than two scrapes.
+    #[serde(default)]
+    pub in_flight_se: Option<f64>,
     /// Requests in the engine by Little's law: finished per second × the
     /// engine's mean end-to-end latency over the phase
     /// (`vllm:e2e_request_latency_seconds`). Where it and `in_flight_avg`
-    /// differ by more than 2× and 2 requests, finding
+    /// differ by more than 2× and by more than 2 requests (or 3 ×
+    /// `in_flight_se` and half a request), finding
     /// `data_quality.gauges_disagree` says so and the description uses this
     /// figure. `null` without the latency histogram or a rate.
     #[serde(default)]

@@ -162,6 +162,17 @@ pub fn share_text(pct: Option<f64>) -> String {
     }
 }
 
+/// An upper bound on a percentage, as "at most X %" says it: two decimals
+/// under 1 %, one above, rounded up so the bound is never below the figure
+/// (0.116 → "0.12 %", not "0.1 %").
+pub fn pct_at_most(p: f64) -> String {
+    let decimals = if p < 1.0 { 2 } else { 1 };
+    let scale = 10f64.powi(decimals);
+    // A hair under the next step (floating point) does not round up.
+    let up = ((p * scale) - 1e-9).ceil() / scale;
+    format!("{up:.*} %", decimals as usize)
+}
+
 /// A duration as Prometheus writes it.
 pub fn prom_duration(ms: i64) -> String {
     if ms % 3_600_000 == 0 {
@@ -176,6 +187,16 @@ pub fn prom_duration(ms: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_upper_bound_rounds_up() {
+        assert_eq!(pct_at_most(0.116), "0.12 %");
+        assert_eq!(pct_at_most(0.12), "0.12 %");
+        assert_eq!(pct_at_most(3.41), "3.5 %");
+        assert_eq!(pct_at_most(41.2), "41.2 %");
+        assert_eq!(pct_at_most(41.23), "41.3 %");
+        assert_eq!(pct_at_most(100.0), "100.0 %");
+    }
 
     #[test]
     fn words() {

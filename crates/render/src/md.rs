@@ -163,7 +163,22 @@ fn look_next(o: &mut String, r: &Report) {
     if !v.look_next.is_empty() {
         let _ = writeln!(o, "### Where to look next\n");
         for (i, x) in v.look_next.iter().enumerate() {
-            let said = matches!(x.id, LookNextId::ClientMaxTokens | LookNextId::PromptPrefix);
+            // Named, not repeated, only where What to do shows the
+            // recommendation that says it (a partly truncated workload has
+            // no raise_max_tokens).
+            let shown = |ids: &[&str]| {
+                r.recommendations
+                    .iter()
+                    .take(MAX_RECS)
+                    .any(|rec| ids.contains(&rec.id.as_str()))
+            };
+            let said = match x.id {
+                LookNextId::ClientMaxTokens => shown(&["raise_max_tokens"]),
+                LookNextId::PromptPrefix => {
+                    shown(&["standardise_prompt_prefix", "shrink_block_size"])
+                }
+                _ => false,
+            };
             if said {
                 let _ = writeln!(o, "{}. **{}** (see What to do)", i + 1, escape(&x.title));
             } else {

@@ -202,6 +202,25 @@ pub(crate) fn look_next(
     out
 }
 
+/// The guide's "stop optimising prefill": every objective the engine
+/// measures holds, decode is most of a request's engine time, and TTFT has
+/// twice its peak load's headroom. Then prefill work cannot move what users
+/// wait for (decode share %, TTFT headroom ×).
+fn prefill_cannot_move_ttft(ctx: &Ctx<'_>) -> Option<(f64, f64)> {
+    if !engine_holds(ctx) {
+        return None;
+    }
+    let d = ctx.summary.latency.decode_share_pct?;
+    let x = ctx
+        .capacity
+        .provisioning
+        .dimensions
+        .iter()
+        .find(|d| d.id == "ttft_p95")
+        .map(|d| d.headroom_x)?;
+    (d >= DECODE_SHARE_PCT && x >= 2.0).then_some((d, x))
+}
+
 /// The tuning guide's follow-ups, where the capture supports each.
 pub(crate) fn follow_ups(ctx: &Ctx<'_>, recs: &[Recommendation]) -> Vec<FollowUp> {
     if !engine_holds(ctx) {
@@ -219,20 +238,28 @@ pub(crate) fn follow_ups(ctx: &Ctx<'_>, recs: &[Recommendation]) -> Vec<FollowUp
     };
     let l = &ctx.summary.latency;
     let prov = &ctx.capacity.provisioning;
-    let ttft_room = prov
-        .dimensions
-        .iter()
-        .find(|d| d.id == "ttft_p95")
-        .map(|d| d.headroom_x);
-    if let (Some(d), Some(x)) = (l.decode_share_pct, ttft_room)
-        && d >= DECODE_SHARE_PCT
-        && x >= 2.0
-    {
+    if let Some((d, x)) = prefill_cannot_move_ttft(ctx) {
+        // A prefix recommendation beside it is about compute, not what
+        // users wait for: say so, so the two do not read as a contradiction.
+        let prefix = recs
+            .iter()
+            .find(|r| {
+                matches!(
+                    r.id.as_str(),
+                    "standardise_prompt_prefix" | "shrink_block_size"
+                )
+            })
+            .map_or(String::new(), |r| {
+                format!(
+                    " A better prefix-cache hit rate (recommendation {}) still saves prefill compute: that is efficiency, not latency.",
+                    r.id
+                )
+            });
         push(
             FollowUpId::StopOptimisingPrefill,
             "Stop optimising prefill",
             format!(
-                "decode is {d:.0} % of the engine's time per request (prefill {}, decode {}), and TTFT has {x:.1}× headroom at the peak load: prefill work cannot move what users wait for.",
+                "decode is {d:.0} % of the engine's time per request (prefill {}, decode {}), and TTFT has {x:.1}× headroom at the peak load: prefill work cannot move what users wait for.{prefix}",
                 l.prefill_ms.map_or("?".into(), ms_text),
                 l.decode_ms.map_or("?".into(), ms_text)
             ),
@@ -305,8 +332,9 @@ pub(crate) fn follow_ups(ctx: &Ctx<'_>, recs: &[Recommendation]) -> Vec<FollowUp
             FollowUpId::AlertOnQueueTime,
             "Alert on queue time, not VRAM",
             format!(
-                "VRAM reads {:.0} % used (DCGM_FI_DEV_FB_USED) while the KV cache is at most {kv:.1} % full: vLLM reserves --gpu-memory-utilization up front, so VRAM stays high whatever the load; vllm:request_queue_time_seconds is what rises when users start to wait.",
-                100.0 * used / (used + free)
+                "VRAM reads {:.0} % used (DCGM_FI_DEV_FB_USED) while the KV cache is at most {} full: vLLM reserves --gpu-memory-utilization up front, so VRAM stays high whatever the load; vllm:request_queue_time_seconds is what rises when users start to wait.",
+                100.0 * used / (used + free),
+                crate::text::pct_at_most(kv)
             ),
         );
     }

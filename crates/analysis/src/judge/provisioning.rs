@@ -52,7 +52,7 @@ struct Level {
 /// figure where the gauges read too few.
 fn in_flight(p: &Phase) -> Option<f64> {
     match (p.in_flight_avg, p.in_flight_from_latency) {
-        (Some(g), Some(l)) if gauges_low(g, l) => Some(l),
+        (Some(g), Some(l)) if gauges_low(g, l, p.in_flight_se) => Some(l),
         (Some(g), _) => Some(g),
         (None, l) => l,
     }

@@ -78,7 +78,11 @@ fn slo_events(ctx: &Ctx<'_>, out: &mut Vec<TimelineEvent>) {
                     w.start_ms,
                     K::SloBreached,
                     Scope::Fleet,
-                    format!("{}: proven missed from this window", slo.title),
+                    format!(
+                        "{}: proven missed from this window{}",
+                        slo.title,
+                        breach_context(ctx, slo, w.start_ms)
+                    ),
                     &slo.title,
                     None,
                     "",
@@ -99,6 +103,27 @@ fn slo_events(ctx: &Ctx<'_>, out: &mut Vec<TimelineEvent>) {
                 ));
             }
         }
+    }
+}
+
+/// Where a breach falls in a new process's first minutes (warm-up, or a
+/// restart) and the objective still holds over the capture, say so: the
+/// headline's pass and this window's miss are both true.
+fn breach_context(ctx: &Ctx<'_>, slo: &crate::model::SloResult, at_ms: i64) -> &'static str {
+    if slo.status != crate::model::SloStatus::Pass {
+        return "";
+    }
+    match ctx
+        .phases
+        .iter()
+        .find(|p| p.start_ms <= at_ms && at_ms < p.end_ms)
+        .map(|p| p.kind)
+    {
+        Some(PhaseKind::Warmup) => {
+            " (a new process's warm-up: its first requests are slow; over the whole capture the objective is met)"
+        }
+        Some(PhaseKind::Restart) => " (a restart: over the whole capture the objective is met)",
+        _ => "",
     }
 }
 

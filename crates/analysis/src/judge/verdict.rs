@@ -478,7 +478,10 @@ fn capacity_words(ctx: &Ctx<'_>) -> Option<String> {
                 .map_or(String::new(), |k| if k < 0.1 {
                     " with the KV cache under 0.1 % full".to_string()
                 } else {
-                    format!(" with the KV cache at most {k:.1} % full")
+                    format!(
+                        " with the KV cache at most {} full",
+                        crate::text::pct_at_most(k)
+                    )
                 })
         )),
         _ => None,

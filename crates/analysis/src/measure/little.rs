@@ -10,7 +10,10 @@
 //! or requests waiting before the scheduler, in the API server or the
 //! tokenizer, where the gauges do not look).
 
-use crate::measure::thresholds::{GAUGES_DISAGREE_FACTOR, GAUGES_DISAGREE_REQUESTS};
+use crate::measure::thresholds::{
+    GAUGES_DISAGREE_FACTOR, GAUGES_DISAGREE_MIN_REQUESTS, GAUGES_DISAGREE_REQUESTS,
+    GAUGES_DISAGREE_SE,
+};
 
 /// Finished per minute × mean e2e latency (ms) → requests in flight.
 pub(crate) fn in_flight(requests_per_min: Option<f64>, e2e_ms: Option<f64>) -> Option<f64> {
@@ -19,10 +22,21 @@ pub(crate) fn in_flight(requests_per_min: Option<f64>, e2e_ms: Option<f64>) -> O
 }
 
 /// True when the gauges' figure and Little's law disagree: the larger more
-/// than twice the smaller, and more than two requests apart.
-pub(crate) fn disagree(gauges: f64, little: f64) -> bool {
+/// than twice the smaller, and further apart than the gauges' sampling
+/// could make them. That is more than two requests, or, where the standard
+/// error of the gauges' mean is known (`se`: the spread of their scrapes ÷
+/// √ the effective scrapes), more than three of it and half a request. On a
+/// light load one request more or less is a factor of two, so without the
+/// noise the margin must be wide; a long phase's mean is known well enough
+/// that ~1 against Little's ~2 is a contradiction, not chance.
+pub(crate) fn disagree(gauges: f64, little: f64, se: Option<f64>) -> bool {
     let (lo, hi) = (gauges.min(little), gauges.max(little));
-    hi - lo > GAUGES_DISAGREE_REQUESTS && (lo <= 0.0 || hi / lo > GAUGES_DISAGREE_FACTOR)
+    let apart = hi - lo;
+    let beyond_noise = apart > GAUGES_DISAGREE_REQUESTS
+        || se.is_some_and(|s| {
+            s.is_finite() && apart > (GAUGES_DISAGREE_SE * s).max(GAUGES_DISAGREE_MIN_REQUESTS)
+        });
+    beyond_noise && (lo <= 0.0 || hi / lo > GAUGES_DISAGREE_FACTOR)
 }
 
 /// True when the gauges read fewer requests than Little's law gives, by
@@ -30,8 +44,8 @@ pub(crate) fn disagree(gauges: f64, little: f64) -> bool {
 /// over finished requests is a lower bound on the requests in the engine
 /// (a request that never finishes, a client's hang-up, adds to the gauges
 /// and not to the finished rate).
-pub(crate) fn gauges_low(gauges: f64, little: f64) -> bool {
-    gauges < little && disagree(gauges, little)
+pub(crate) fn gauges_low(gauges: f64, little: f64, se: Option<f64>) -> bool {
+    gauges < little && disagree(gauges, little, se)
 }
 
 #[cfg(test)]
@@ -50,15 +64,29 @@ mod tests {
 
     #[test]
     fn disagreement_needs_both_the_factor_and_the_requests() {
-        assert!(disagree(1.0, 13.0));
-        assert!(disagree(13.0, 1.0));
-        assert!(disagree(0.0, 2.5));
+        assert!(disagree(1.0, 13.0, None));
+        assert!(disagree(13.0, 1.0, None));
+        assert!(disagree(0.0, 2.5, None));
         // Twice, but within two requests: light load.
-        assert!(!disagree(0.5, 2.0));
+        assert!(!disagree(0.5, 2.0, None));
         // Four apart, but within a factor of two.
-        assert!(!disagree(10.0, 14.0));
-        assert!(!disagree(0.0, 0.0));
-        assert!(gauges_low(1.0, 13.0));
-        assert!(!gauges_low(13.0, 1.0));
+        assert!(!disagree(10.0, 14.0, None));
+        assert!(!disagree(0.0, 0.0, None));
+        assert!(gauges_low(1.0, 13.0, None));
+        assert!(!gauges_low(13.0, 1.0, None));
+    }
+
+    #[test]
+    fn a_well_measured_mean_disagrees_on_a_light_load() {
+        // A CPU-starved engine's steady phase (pair-cap4-before): the
+        // gauges ~0.96 over 24 scrapes, Little's law ~1.94.
+        assert!(!gauges_low(0.96, 1.94, None));
+        assert!(gauges_low(0.96, 1.94, Some(0.15)));
+        // The same figures from six noisy scrapes: chance can explain them.
+        assert!(!gauges_low(0.96, 1.94, Some(0.4)));
+        // Never on less than half a request, however steady the gauges.
+        assert!(!gauges_low(0.1, 0.4, Some(0.0)));
+        // The factor still holds.
+        assert!(!gauges_low(1.5, 2.5, Some(0.05)));
     }
 }

@@ -417,7 +417,7 @@ pub(crate) fn replica_inputs<'a>(
                         l.e2e_ms,
                     )?;
                     let g = gauges.get(w).copied().flatten()?;
-                    crate::measure::little::gauges_low(g, little).then_some(little)
+                    crate::measure::little::gauges_low(g, little, None).then_some(little)
                 })
                 .collect();
             ReplicaInput {

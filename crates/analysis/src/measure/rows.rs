@@ -108,6 +108,7 @@ pub(crate) fn efficiency(i: &Inputs) -> Efficiency {
         )
         .map(|r| r * 100.0),
         tokens_per_iteration: avg(i, Signal::IterationTokens),
+        prompt_steps_per_sec: prompt_steps_per_sec(i),
         gen_tokens_per_sec: generated,
         prompt_tokens_per_sec: prompt,
         running: g(Signal::Running).map(|x| x.max),
@@ -118,6 +119,28 @@ pub(crate) fn efficiency(i: &Inputs) -> Efficiency {
         kv_cache_pct_avg: g(Signal::KvUsage).map(|x| x.mean * 100.0),
         preemptions_per_min: rate(i, Signal::Preemptions).map(|r| r * 60.0),
     }
+}
+
+/// Engine steps per second that finished a prompt
+/// ([`vllm_lens_model::Efficiency::prompt_steps_per_sec`]).
+fn prompt_steps_per_sec(i: &Inputs) -> Option<f64> {
+    let h = i.hists.get(&Signal::IterationTokens)?;
+    let running = i.gauges.get(&Signal::Running)?.max;
+    let prompt = avg(i, Signal::RequestPromptTokens).or_else(|| {
+        ratio(
+            increase(i, Signal::PromptTokens),
+            increase(i, Signal::FinishedRequests),
+        )
+    })?;
+    let b = h.buckets.normalised()?;
+    // The bucket a step without a prompt falls in: its bound is the first
+    // at or above the most requests running.
+    let (bound, below) = b.iter().copied().find(|(le, _)| *le >= running.max(1.0))?;
+    if !bound.is_finite() || prompt < 2.0 * bound || h.covered_ms <= 0 {
+        return None;
+    }
+    let total = b.last()?.1;
+    Some((total - below).max(0.0) * 1000.0 / h.covered_ms as f64)
 }
 
 /// Step 3.

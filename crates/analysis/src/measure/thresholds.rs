@@ -191,6 +191,11 @@ pub const GAUGES_DISAGREE_FACTOR: f64 = 2.0;
 /// ...and more than this many requests apart (on a light load one request
 /// more or less is a factor of two).
 pub const GAUGES_DISAGREE_REQUESTS: f64 = 2.0;
+/// ...or, where the gauges' mean has a known standard error, more than
+/// this many of it...
+pub const GAUGES_DISAGREE_SE: f64 = 3.0;
+/// ...and at least this many requests apart.
+pub const GAUGES_DISAGREE_MIN_REQUESTS: f64 = 0.5;
 /// Windows that must disagree before the report calls the gauges wrong
 /// (one window straddles a load step; three do not).
 pub const GAUGES_DISAGREE_WINDOWS: usize = 3;

@@ -387,15 +387,25 @@ fn gauges(ctx: &Ctx<'_>, out: &mut Vec<Finding>) {
         };
     let n = g.window_count();
     let low = g.gauges_low();
+    // Windows are compared outside warm-up; a phase's whole-phase figures
+    // (a warm-up's among them) are over all its windows.
+    let over = if g.windows.len() >= crate::measure::thresholds::GAUGES_DISAGREE_WINDOWS {
+        format!("{n} of {} windows", g.compared)
+    } else {
+        let k = g.phases.len();
+        format!(
+            "over {k} phase{}, {n} window{}",
+            if k == 1 { "" } else { "s" },
+            if n == 1 { "" } else { "s" }
+        )
+    };
     let title = if low {
         format!(
-            "The running + waiting gauges read {gauges:.1} requests where Little's law over the engine's own latency gives {little:.1} ({n} of {} windows): the gauges read too few",
-            g.compared
+            "The running + waiting gauges read {gauges:.1} requests where Little's law over the engine's own latency gives {little:.1} ({over}): the gauges read too few"
         )
     } else {
         format!(
-            "Little's law over finished requests gives {little:.1} requests in the engine where the gauges read {gauges:.1} ({n} of {} windows): requests that never finished",
-            g.compared
+            "Little's law over finished requests gives {little:.1} requests in the engine where the gauges read {gauges:.1} ({over}): requests that never finished"
         )
     };
     out.push(finding(

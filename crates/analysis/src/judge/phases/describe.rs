@@ -13,6 +13,8 @@ use crate::text::{bucket_text, ms_text, num};
 pub(crate) struct InFlight {
     /// Running + waiting, mean of the gauges.
     pub gauges: Option<f64>,
+    /// The standard error of `gauges` (their scrapes' sampling noise).
+    pub gauges_se: Option<f64>,
     /// Little's law: finished per second × the engine's mean latency.
     pub little: Option<f64>,
 }
@@ -66,14 +68,14 @@ pub(crate) fn describe(
     match (in_flight.gauges, in_flight.little) {
         // The gauges contradict the engine's own latency histogram: the
         // figure users' requests imply, with the gauges' beside it.
-        (Some(g), Some(l)) if crate::measure::little::gauges_low(g, l) => parts.push(format!(
+        (Some(g), Some(l)) if crate::measure::little::gauges_low(g, l, in_flight.gauges_se) => parts.push(format!(
             "{} in the engine by Little's law (finished/s × the engine's mean latency; the running + waiting gauges read {}, too few)",
             requests(l),
             requests(g)
         )),
         // Little's law over finished requests is a lower bound: requests
         // that never finished (hang-ups) count in the gauges only.
-        (Some(g), Some(l)) if crate::measure::little::disagree(g, l) => parts.push(format!(
+        (Some(g), Some(l)) if crate::measure::little::disagree(g, l, in_flight.gauges_se) => parts.push(format!(
             "{} in flight (Little's law over finished requests gives only {}: requests that never finished, such as hang-ups, count in the gauges alone)",
             requests(g),
             requests(l)
@@ -125,7 +127,7 @@ pub(crate) fn describe(
             parts.push(if kv > 0.0 && kv < 0.1 {
                 "KV under 0.1 %".to_string()
             } else {
-                format!("KV up to {kv:.1} %")
+                format!("KV up to {}", crate::text::pct_at_most(kv))
             });
         }
     }

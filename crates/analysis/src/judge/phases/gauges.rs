@@ -92,7 +92,7 @@ pub(crate) fn check(states: &[WindowState]) -> GaugeCheck {
             continue;
         };
         out.compared += 1;
-        if disagree(g, l) {
+        if disagree(g, l, s.in_flight_se) {
             out.windows.push(Disagreement {
                 window: w,
                 gauges: g,

@@ -289,7 +289,11 @@ pub(crate) fn build(i: &PhaseInput<'_>) -> Built {
         // nowhere: Little's law does not hold there.
         if !matches!(seg.kind, PhaseKind::Restart | PhaseKind::Down)
             && let (Some(g), Some(l)) = (mean_in_flight(&states[seg.start..seg.end]), little)
-            && crate::measure::little::disagree(g, l)
+            && crate::measure::little::disagree(
+                g,
+                l,
+                mean_in_flight_se(&states[seg.start..seg.end]),
+            )
         {
             gauges.phases.push(gauges::PhaseDisagreement {
                 start: seg.start,
@@ -307,6 +311,7 @@ pub(crate) fn build(i: &PhaseInput<'_>) -> Built {
             let (a, b) = (starts[seg.start], q.grid().bounds(seg.end - 1).1);
             let figures = rows::summary(a, b, &inputs, i.fleet.has_gpu.then_some(&gpu));
             let in_flight = mean_in_flight(&states[seg.start..seg.end]);
+            let in_flight_se = mean_in_flight_se(&states[seg.start..seg.end]);
             let little = crate::measure::little::in_flight(
                 figures.workload.requests_per_min,
                 figures.latency.e2e_ms,
@@ -332,6 +337,7 @@ pub(crate) fn build(i: &PhaseInput<'_>) -> Built {
             };
             let load = describe::InFlight {
                 gauges: in_flight,
+                gauges_se: in_flight_se,
                 little,
             };
             let mut description =
@@ -352,6 +358,7 @@ pub(crate) fn build(i: &PhaseInput<'_>) -> Built {
                 description,
                 figures,
                 in_flight_avg: in_flight.map(round),
+                in_flight_se: in_flight_se.map(round),
                 in_flight_from_latency: little.map(round),
                 queue_trend,
             }
@@ -371,6 +378,21 @@ pub(crate) fn build(i: &PhaseInput<'_>) -> Built {
 fn mean_in_flight(states: &[WindowState]) -> Option<f64> {
     let v: Vec<f64> = states.iter().filter_map(|s| s.in_flight).collect();
     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// The standard error of [`mean_in_flight`]: the windows' own errors
+/// combined (independent windows, equally weighted); `None` where a window
+/// with a mean has no error.
+fn mean_in_flight_se(states: &[WindowState]) -> Option<f64> {
+    let with: Vec<&WindowState> = states.iter().filter(|s| s.in_flight.is_some()).collect();
+    if with.is_empty() {
+        return None;
+    }
+    let var: f64 = with
+        .iter()
+        .map(|s| s.in_flight_se.map(|e| e * e))
+        .sum::<Option<f64>>()?;
+    Some(var.sqrt() / with.len() as f64)
 }
 
 #[cfg(test)]

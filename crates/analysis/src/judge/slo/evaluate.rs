@@ -29,6 +29,9 @@ pub(crate) struct SloInput<'a> {
     /// The longest time a replica was unreachable at a restart: (replica,
     /// ms). Requests sent then failed before any counter saw them.
     pub outage: Option<(&'a str, i64)>,
+    /// `--max-num-seqs` per replica, as the server was told (`None`
+    /// where the capture does not say).
+    pub max_num_seqs: Option<f64>,
 }
 
 /// The mean parts of time to first token where it misses (its failing
@@ -474,10 +477,23 @@ pub(super) fn queue(i: &SloInput<'_>) -> SloResult {
                 cap.map_or("?".into(), num),
                 num(n)
             ),
-            _ => format!(
-                "The capture never had {} requests in flight on a replica, so the objective was not put to the test.",
-                num(n)
-            ),
+            _ => {
+                let untested = format!(
+                    "The capture never had {} requests in flight on a replica, so the objective was not put to the test",
+                    num(n)
+                );
+                match i.max_num_seqs.filter(|&c| c < n) {
+                    // The configuration decides what the load did not.
+                    Some(c) => format!(
+                        "{untested}; as configured it cannot hold: --max-num-seqs {} runs at most {} at once per replica, so at {} in flight {} would wait.",
+                        num(c),
+                        num(c),
+                        num(n),
+                        num(n - c)
+                    ),
+                    None => format!("{untested}."),
+                }
+            }
         };
         format!(
             "In flight = running + waiting per replica at each scrape. Queued: {waiting} above zero on two consecutive scrapes, or a window's mean queue time at {} ms or more (charged to the requests in flight over one request's life, since vLLM records queue time at the end). {seen} {verdict}{excluded_text}",
