@@ -674,3 +674,28 @@ fn the_starved_held_out_report_does_not_contradict_itself() {
         queue.explanation
     );
 }
+
+/// pair-down-before fails its inter-token objective because other
+/// requests' prompts share the decode steps (p95 75–100 ms against a
+/// median near 7 ms; answers an eighth of their prompts, just above the
+/// prefill-heavy line). The interference rule names it, and its action
+/// does not claim TTFT fails where the bucket cannot tell.
+#[test]
+fn the_lowered_cap_before_names_prefill_interference() {
+    let s = Settings {
+        window_ms: 30_000,
+        ..Settings::default()
+    };
+    let r = pair_report("pair-down-before", &s);
+    let rec = r
+        .recommendations
+        .iter()
+        .find(|x| x.id.as_str() == "move_to_llm_d")
+        .expect("the interference recommendation");
+    assert!(rec.rationale.contains("median near"), "{}", rec.rationale);
+    assert!(
+        !rec.action.contains("already misses its objective."),
+        "{}",
+        rec.action
+    );
+}

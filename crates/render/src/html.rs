@@ -538,7 +538,7 @@ fn recommendations(r: &Report) -> Markup {
         section id="what-to-do" {
             h2 { "What to do" }
             @if r.recommendations.is_empty() {
-                p { "Nothing needs to change: no rule found its evidence in this capture." }
+                p { (words::no_recommendation(r)) }
             }
             ol.recs {
                 @for rec in &r.recommendations {

@@ -225,10 +225,7 @@ fn scorecard(o: &mut String, r: &Report) {
 fn what_to_do(o: &mut String, r: &Report) {
     let _ = writeln!(o, "\n### What to do\n");
     if r.recommendations.is_empty() {
-        let _ = writeln!(
-            o,
-            "Nothing needs to change: no rule found its evidence in this capture."
-        );
+        let _ = writeln!(o, "{}", escape(&words::no_recommendation(r)));
     }
     for rec in r.recommendations.iter().take(MAX_RECS) {
         let addresses: Vec<&str> = rec.addresses.iter().map(|a| a.as_str()).collect();

@@ -214,3 +214,25 @@ pub fn levers(r: &Report, levers: &[vllm_lens_model::Lever]) -> String {
         .collect::<Vec<_>>()
         .join("; ")
 }
+
+/// What to do when no recommendation fired: nothing to change, or, where
+/// an objective fails, that no rule found a change for it (the failure
+/// stands, and where to look next says where to start).
+pub fn no_recommendation(r: &Report) -> String {
+    let failing: Vec<&str> = r
+        .slo
+        .iter()
+        .filter(|s| s.status == SloStatus::Fail)
+        .map(|s| s.title.as_str())
+        .collect();
+    if failing.is_empty() {
+        "Nothing needs to change: no rule found its evidence in this capture.".into()
+    } else {
+        format!(
+            "No recommendation, although {} {}: no rule of this tool found the evidence for a change that would meet {}. The failure stands; start from where to look next.",
+            failing.join("; "),
+            if failing.len() == 1 { "fails" } else { "fail" },
+            if failing.len() == 1 { "it" } else { "them" }
+        )
+    }
+}

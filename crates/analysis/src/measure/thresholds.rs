@@ -139,6 +139,11 @@ pub const ROUTING_PROMPT_TOKENS: f64 = 500.0;
 /// Inter-token p95 at this multiple of the median marks other requests'
 /// prefill in the decode steps.
 pub const INTERFERENCE_P95_OVER_P50: f64 = 2.0;
+/// ...or, with generated ÷ prompt tokens under this (answers a quarter of
+/// their prompts or shorter)...
+pub const INTERFERENCE_TAIL_RATIO: f64 = 0.25;
+/// ...at this multiple: a tail no decode step alone makes.
+pub const INTERFERENCE_TAIL_P95_OVER_P50: f64 = 4.0;
 /// A growing share of answers ending on length by this much (0..1)
 /// between the halves of the capture is drift.
 pub const LENGTH_DRIFT: f64 = 0.2;

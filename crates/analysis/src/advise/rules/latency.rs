@@ -15,7 +15,7 @@ const MORE_PREFILL_COMPUTE: &str =
     ", or give prefill more compute: tensor parallelism or a GPU with more FLOP/s";
 const FREES_KV: &str = " and frees memory for the KV cache, which is what fills here";
 const INTERFERENCE_WHY: &str = "Long prompts' prefill shares engine steps with running answers: the inter-token p95 lies {p95}, against a median near {p50}, and decode is still {share} of engine time although the answers are short next to the prompts.";
-const DISAGGREGATE_ONLY: &str = "Run prefill and decode on separate workers (llm-d, or vLLM's disaggregated prefill). Smaller prefill chunks are no option here: time to first token already misses its objective.";
+const DISAGGREGATE_ONLY: &str = "Run prefill and decode on separate workers (llm-d, or vLLM's disaggregated prefill). Smaller prefill chunks are no option here: they raise time to first token, which is already in doubt (it misses its objective, or its bucket cannot tell).";
 const SMALLER_CHUNKS_THEN_DISAGGREGATE: &str = "Lower --max-num-batched-tokens (smaller prefill chunks per step) while time to first token has room; if that is not enough, run prefill and decode on separate workers (llm-d, or vLLM's disaggregated prefill).";
 const DISAGGREGATE_CAVEAT: &str = "Disaggregation needs more GPUs and a KV transfer path; smaller chunks raise time to first token.";
 const ROUTING_WHY: &str = "{replicas} replicas share long prompts ({prompt} tokens on average) but hit the prefix cache only {hit} of the time: a request whose prefix is cached on one replica often lands on another. Prefill is {share} of the mean time to first token.";
@@ -294,13 +294,24 @@ pub(super) const DISAGGREGATE: Rule = Rule {
 fn disaggregate_or_route(i: &In<'_>) -> Option<Fired> {
     let ctx = i.ctx;
     let s = ctx.summary;
-    let interference = prefill_heavy(i)
-        && s.latency
-            .decode_share_pct
-            .is_some_and(|d| d >= INTERFERENCE_DECODE_PCT)
+    let interference = s
+        .latency
+        .decode_share_pct
+        .is_some_and(|d| d >= INTERFERENCE_DECODE_PCT)
         && ctx.slo_in_doubt(SloId::ItlP95);
+    // Prompts long next to their answers, or a little less long with a
+    // tail so far above the median that only other requests' prefill in
+    // the decode steps explains it.
+    let long_prompts = |p95: f64, p50: f64| {
+        (prefill_heavy(i) && p95 >= INTERFERENCE_P95_OVER_P50 * p50)
+            || (s
+                .workload
+                .gen_to_prompt_ratio
+                .is_some_and(|r| r < INTERFERENCE_TAIL_RATIO)
+                && p95 >= INTERFERENCE_TAIL_P95_OVER_P50 * p50)
+    };
     if let (true, Some(p95), Some(p50)) = (interference, s.latency.itl_p95_ms, s.latency.itl_p50_ms)
-        && p95 >= INTERFERENCE_P95_OVER_P50 * p50
+        && long_prompts(p95, p50)
     {
         let mut levers = vec![up(Knob::Disaggregation)];
         levers.extend(i.allowed(&[down(Knob::MaxNumBatchedTokens)]));
